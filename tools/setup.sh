@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# FreeToken setup: installs the Debian packages the build and tests need, then
+# configures and builds into ./build. Safe to run again.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${FT_BUILD_DIR:-$here/build}"
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  clang-19 lld-19 llvm-19 libclang-rt-19-dev     # offline AMD compiler, linker, objdump, fuzzer runtime
+  libamdhip64-dev                                # hipRTC 5.2 (probed at run time; may crash on gfx11)
+  libsqlite3-dev libxxhash-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev nlohmann-json3-dev libcpp-httplib-dev libpcre2-dev
+  nodejs npm
+)
+
+sudo_cmd=""
+if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# nodejs may come from another repository that already ships npm inside it.
+if command -v npm >/dev/null 2>&1; then
+  missing=("${missing[@]/npm}")
+fi
+if [ "${#missing[@]}" -gt 0 ] && [ -n "$(printf '%s' "${missing[@]}")" ]; then
+  echo "[setup] installing: ${missing[*]}"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends ${missing[*]}
+fi
+
+echo "[setup] configuring in $build_dir"
+cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${FT_BUILD_TYPE:-Release}"
+echo "[setup] building"
+cmake --build "$build_dir" -j "$(nproc)"
+echo "[setup] done: binaries in $build_dir/bin"
