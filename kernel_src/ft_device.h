@@ -1,0 +1,209 @@
+// ft_device.h: the portable device prelude. Kernel sources include this and no
+// HIP or CUDA header, so the same .hip file compiles under hipRTC,
+// `clang++ -x hip -nogpuinc -nogpulib` and NVRTC. The JIT defines exactly one
+// of FT_AMD / FT_NVIDIA and FT_WAVE_SIZE from the target table.
+//
+// AMD code uses clang builtins only. NVIDIA PTX text appears only inside
+// FT_NVIDIA branches: an AMD compile that saw PTX would fail much later with a
+// misleading register-allocation error.
+#pragma once
+
+#if defined(FT_AMD) == defined(FT_NVIDIA)
+#error "exactly one of FT_AMD and FT_NVIDIA must be defined (the JIT sets it from the target table)"
+#endif
+#ifndef FT_WAVE_SIZE
+#error "FT_WAVE_SIZE must be defined (the JIT sets it from the target table)"
+#endif
+
+typedef unsigned char ft_u8;
+typedef unsigned short ft_u16;
+typedef unsigned int ft_u32;
+typedef unsigned long long ft_u64;
+typedef signed char ft_i8;
+
+// ---- Function and variable qualifiers ---------------------------------------
+#if defined(FT_AMD)
+// hipRTC predefines these; plain clang with -nogpuinc does not.
+#ifndef __global__
+#define __global__ __attribute__((global))
+#endif
+#ifndef __device__
+#define __device__ __attribute__((device))
+#endif
+#ifndef __shared__
+#define __shared__ __attribute__((shared))
+#endif
+#define FT_LAUNCH_BOUNDS(threads) __attribute__((amdgpu_flat_work_group_size(1, threads)))
+#else
+#define FT_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#endif
+
+#define FT_DEVICE __device__ __forceinline__
+#ifndef __forceinline__
+#define __forceinline__ inline __attribute__((always_inline))
+#endif
+
+namespace ft {
+
+// ---- Thread and block ids ----------------------------------------------------
+#if defined(FT_AMD)
+FT_DEVICE int thread_x() { return __builtin_amdgcn_workitem_id_x(); }
+FT_DEVICE int block_x() { return __builtin_amdgcn_workgroup_id_x(); }
+FT_DEVICE int block_y() { return __builtin_amdgcn_workgroup_id_y(); }
+FT_DEVICE void sync_threads() {
+  // The fences make LDS writes before the barrier visible after it.
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+#else
+FT_DEVICE int thread_x() { return threadIdx.x; }
+FT_DEVICE int block_x() { return blockIdx.x; }
+FT_DEVICE int block_y() { return blockIdx.y; }
+FT_DEVICE void sync_threads() { __syncthreads(); }
+#endif
+
+FT_DEVICE int lane_id() { return thread_x() & (FT_WAVE_SIZE - 1); }
+FT_DEVICE int wave_id() { return thread_x() / FT_WAVE_SIZE; }
+
+// ---- Bit casts -----------------------------------------------------------------
+#if defined(FT_AMD)
+FT_DEVICE ft_u32 float_bits(float f) { return __builtin_bit_cast(ft_u32, f); }
+FT_DEVICE float bits_float(ft_u32 u) { return __builtin_bit_cast(float, u); }
+#else
+FT_DEVICE ft_u32 float_bits(float f) { return __float_as_uint(f); }
+FT_DEVICE float bits_float(ft_u32 u) { return __uint_as_float(u); }
+#endif
+
+// ---- Storage types: bf16 and f16 as 16-bit payloads ---------------------------
+// Kernels compute in f32 and store 16-bit values; conversion happens at the
+// load and store edges only.
+struct bf16 { ft_u16 bits; };
+struct f16 { ft_u16 bits; };
+
+FT_DEVICE float to_float(float v) { return v; }
+FT_DEVICE float to_float(bf16 v) { return bits_float(static_cast<ft_u32>(v.bits) << 16); }
+FT_DEVICE float to_float(f16 v) {
+#if defined(FT_AMD)
+  return static_cast<float>(__builtin_bit_cast(_Float16, v.bits));
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));  // FT_NVIDIA only
+  return f;
+#endif
+}
+
+template <typename T> FT_DEVICE T from_float(float v);
+template <> FT_DEVICE float from_float<float>(float v) { return v; }
+template <> FT_DEVICE bf16 from_float<bf16>(float v) {
+  // Round to nearest even; NaN stays a quiet NaN.
+  ft_u32 u = float_bits(v);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{static_cast<ft_u16>((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return bf16{static_cast<ft_u16>(u >> 16)};
+}
+template <> FT_DEVICE f16 from_float<f16>(float v) {
+#if defined(FT_AMD)
+  return f16{__builtin_bit_cast(ft_u16, static_cast<_Float16>(v))};
+#else
+  ft_u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));  // FT_NVIDIA only
+  return f16{h};
+#endif
+}
+
+// ---- Fast math --------------------------------------------------------------
+FT_DEVICE float fast_exp2(float x) {
+#if defined(FT_AMD)
+#if __has_builtin(__builtin_amdgcn_exp2f)
+  return __builtin_amdgcn_exp2f(x);  // v_exp_f32
+#else
+  return __builtin_exp2f(x);
+#endif
+#else
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));  // FT_NVIDIA only
+  return y;
+#endif
+}
+
+FT_DEVICE float fast_rcp(float x) {
+#if defined(FT_AMD)
+  return __builtin_amdgcn_rcpf(x);  // v_rcp_f32
+#else
+  return __frcp_rn(x);
+#endif
+}
+
+FT_DEVICE float fast_rsqrt(float x) {
+#if defined(FT_AMD)
+  return __builtin_amdgcn_rsqf(x);  // v_rsq_f32
+#else
+  return rsqrtf(x);
+#endif
+}
+
+FT_DEVICE float fast_exp(float x) { return fast_exp2(x * 1.4426950408889634f); }
+
+FT_DEVICE float fast_tanh(float x) {
+#if defined(FT_NVIDIA)
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));  // FT_NVIDIA only
+  return y;
+#else
+  // tanh(x) = 1 - 2 / (exp(2x) + 1); saturates cleanly at +-1 for large |x|.
+  return 1.0f - 2.0f * fast_rcp(fast_exp2(x * 2.8853900817779268f) + 1.0f);
+#endif
+}
+
+// ---- Wave shuffles and reductions --------------------------------------------
+FT_DEVICE float shfl_xor(float v, int mask) {
+#if defined(FT_AMD)
+  // ds_bpermute addresses lanes in bytes.
+  int src = (lane_id() ^ mask) << 2;
+  return bits_float(static_cast<ft_u32>(__builtin_amdgcn_ds_bpermute(src, static_cast<int>(float_bits(v)))));
+#else
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+#endif
+}
+
+FT_DEVICE float wave_sum(float v) {
+#pragma unroll
+  for (int mask = FT_WAVE_SIZE / 2; mask > 0; mask >>= 1) v += shfl_xor(v, mask);
+  return v;
+}
+
+// Sum over the block; every thread gets the result. `scratch` holds one float
+// per wave.
+template <int kThreads>
+FT_DEVICE float block_sum(float v, float* scratch) {
+  constexpr int kWaves = (kThreads + FT_WAVE_SIZE - 1) / FT_WAVE_SIZE;
+  v = wave_sum(v);
+  if constexpr (kWaves == 1) return v;
+  if (lane_id() == 0) scratch[wave_id()] = v;
+  sync_threads();
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWaves; ++w) total += scratch[w];
+  return total;
+}
+
+// ---- Vector loads ----------------------------------------------------------------
+// kBytes-wide aligned chunk of T, loaded and stored as one instruction.
+template <typename T, int kBytes>
+struct alignas(kBytes) Vec {
+  static constexpr int kCount = kBytes / static_cast<int>(sizeof(T));
+  T v[kCount];
+};
+
+template <typename T, int kBytes>
+FT_DEVICE Vec<T, kBytes> load_vec(const T* p) {
+  return *reinterpret_cast<const Vec<T, kBytes>*>(p);
+}
+
+template <typename T, int kBytes>
+FT_DEVICE void store_vec(T* p, const Vec<T, kBytes>& v) {
+  *reinterpret_cast<Vec<T, kBytes>*>(p) = v;
+}
+
+}  // namespace ft

@@ -1,0 +1,160 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "jit/catalog.h"
+#include "jit/code_object_meta.h"
+#include "jit/subprocess.h"
+#include "runtime/base/files.h"
+#include "tools/ft_jit/cli.h"
+#include "tools/ft_jit/commands.h"
+#include "tools/ft_jit/jit_session.h"
+
+namespace ft::tools {
+namespace {
+
+constexpr const char* kInspectHelp =
+    "usage: ft-jit inspect [--arch A] [--kernel SUBSTR] [--isa] [--json]\n"
+    "Per kernel: registers (VGPR/SGPR/AGPR on AMD, registers on NVIDIA), spills, LDS or\n"
+    "shared memory, scratch, and waves per SIMD (warps per SM on NVIDIA) from the target\n"
+    "facts. With --arch, the catalog for that target (compiled on demand into the\n"
+    "cache); without it, every kernel already in the cache.\n"
+    "  --isa   print the disassembly (llvm-objdump for AMD, nvdisasm or cuobjdump for NVIDIA)\n";
+
+struct Row {
+  std::string arch;
+  KernelResources res;
+  std::string code_object;  // only when --isa
+};
+
+nlohmann::json row_json(const Row& r, int waves) {
+  nlohmann::json j = to_json(r.res);
+  j["arch"] = r.arch;
+  j["occupancy_waves"] = waves;
+  return j;
+}
+
+int occupancy_of(const Row& r) {
+  auto target = parse_target_id(r.arch);
+  if (!target.ok()) return 0;
+  int regs = r.res.vgprs >= 0 ? r.res.vgprs : r.res.registers;
+  return occupancy_waves(*target->facts, regs, std::max(r.res.agprs, 0), r.res.lds_bytes, r.res.max_workgroup_size);
+}
+
+// The disassembler for a code object: llvm-objdump next to the clang in use
+// (or on the PATH) for AMD; nvdisasm, else cuobjdump, for NVIDIA.
+std::vector<std::string> disassembler_for(const TargetId& target, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (target.facts->is_amd()) {
+    std::vector<std::string> candidates;
+    if (const char* clang = std::getenv("FT_CLANG"))
+      candidates.push_back((fs::path(clang).parent_path() / "llvm-objdump").string());
+    for (int v = 22; v >= 17; --v) candidates.push_back("/usr/bin/llvm-objdump-" + std::to_string(v));
+    candidates.push_back("/usr/bin/llvm-objdump");
+    for (const auto& c : candidates)
+      if (::access(c.c_str(), X_OK) == 0)
+        return {c, "-d", "--mcpu=" + std::string(target.facts->compile_arch), file};
+    return {};
+  }
+  for (const char* dir : {"/usr/local/cuda/bin/", "/usr/bin/"}) {
+    if (::access((std::string(dir) + "nvdisasm").c_str(), X_OK) == 0) return {std::string(dir) + "nvdisasm", "-c", file};
+    if (::access((std::string(dir) + "cuobjdump").c_str(), X_OK) == 0) return {std::string(dir) + "cuobjdump", "-sass", file};
+  }
+  return {};
+}
+
+int print_isa(const Row& r) {
+  auto target = parse_target_id(r.arch);
+  auto dir = make_temp_dir("ft-isa-");
+  if (!target.ok() || !dir.ok()) return 1;
+  std::string file = *dir + "/code.o";
+  int rc = 1;
+  if (write_file_atomic(file, r.code_object.data(), r.code_object.size()).ok()) {
+    auto argv = disassembler_for(*target, file);
+    if (argv.empty()) {
+      std::fprintf(stderr, "ft-jit inspect: no disassembler found for %s (install llvm-19 for AMD, the CUDA toolkit's nvdisasm for NVIDIA)\n",
+                   r.arch.c_str());
+    } else if (auto out = run_process(argv, ""); out.ok()) {
+      std::printf("==== %s (%s) ====\n%s\n", r.res.symbol.c_str(), r.arch.c_str(), out->output.c_str());
+      rc = out->exited_ok() ? 0 : 1;
+    }
+  }
+  (void)remove_tree(*dir);
+  return rc;
+}
+
+}  // namespace
+
+int cmd_inspect(int argc, char** argv) {
+  Args args(argc, argv, {"arch", "kernel", "jobs"}, {"isa", "json", "help"});
+  if (args.has("help")) {
+    std::fputs(kInspectHelp, stdout);
+    return 0;
+  }
+  if (!args.ok() || !args.positional().empty()) {
+    std::fprintf(stderr, "ft-jit inspect: %s\n\n%s", args.ok() ? "unexpected argument" : args.error().c_str(), kInspectHelp);
+    return 2;
+  }
+  const std::string filter = args.get("kernel");
+  std::vector<Row> rows;
+  int failures = 0;
+  if (args.has("arch")) {
+    auto session = open_session(args.get("arch"), 0, "");
+    if (!session) return 1;
+    for (const auto& spec : kernel_catalog(*session->target.facts)) {
+      if (spec.name.find(filter) == std::string::npos) continue;
+      auto k = session->service->get(spec, session->target);
+      if (!k.ok()) {
+        std::fprintf(stderr, "ft-jit inspect: %s\n", k.status().message().c_str());
+        ++failures;
+        continue;
+      }
+      rows.push_back({k->target, k->resources, args.has("isa") ? k->code_object : ""});
+    }
+  } else {
+    auto cache = open_cache_or_report();
+    if (!cache) return 1;
+    auto list = cache->list();
+    if (!list.ok()) {
+      std::fprintf(stderr, "ft-jit inspect: %s\n", list.status().message().c_str());
+      return 1;
+    }
+    for (const auto& e : *list) {
+      if (e.fields.kernel.find(filter) == std::string::npos) continue;
+      Row row{e.fields.arch, e.resources, ""};
+      if (args.has("isa"))
+        if (auto hit = cache->get(e.key); hit.ok() && hit->has_value()) row.code_object = (*hit)->blob;
+      rows.push_back(std::move(row));
+    }
+  }
+  if (rows.empty() && failures == 0) {
+    std::fprintf(stderr, "ft-jit inspect: no kernel matches%s\n", args.has("arch") ? "" : " in the cache (run ft-jit warm --arch A first, or pass --arch)");
+    return 1;
+  }
+  if (args.has("isa")) {
+    for (const auto& r : rows) failures += print_isa(r);
+    return failures ? 1 : 0;
+  }
+  if (args.has("json")) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) out.push_back(row_json(r, occupancy_of(r)));
+    std::printf("%s\n", out.dump(2).c_str());
+    return failures ? 1 : 0;
+  }
+  std::printf("%-34s %-14s %5s %5s %5s %6s %7s %7s %7s %5s\n", "kernel", "arch", "vgpr", "sgpr", "agpr", "regs",
+              "spills", "lds", "scratch", "occ");
+  auto num = [](int v) { return v < 0 ? std::string("-") : std::to_string(v); };
+  for (const auto& r : rows) {
+    int spills = r.res.vgpr_spills + r.res.sgpr_spills + r.res.spill_store_bytes + r.res.spill_load_bytes;
+    std::printf("%-34s %-14s %5s %5s %5s %6s %7d %7d %7d %5d\n", r.res.symbol.c_str(), r.arch.c_str(),
+                num(r.res.vgprs).c_str(), num(r.res.sgprs).c_str(), num(r.res.agprs).c_str(),
+                num(r.res.registers).c_str(), spills, r.res.lds_bytes, r.res.scratch_bytes, occupancy_of(r));
+  }
+  std::printf("occ: resident waves per SIMD (AMD) or warps per SM (NVIDIA) from registers, LDS and block size\n");
+  return failures ? 1 : 0;
+}
+
+}  // namespace ft::tools
