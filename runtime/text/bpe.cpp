@@ -1,0 +1,201 @@
+#include "runtime/text/bpe.h"
+
+#include <mutex>
+#include <queue>
+
+namespace ft {
+
+// Open-addressing map from a (left id, right id) pair to its merge. The
+// lookup sits in the inner loop of every merge step, so it avoids the node
+// allocations and pointer chasing of std::unordered_map.
+class BpeModel::MergeTable {
+ public:
+  explicit MergeTable(size_t count) {
+    size_t capacity = 16;
+    while (capacity < count * 2) capacity *= 2;
+    slots_.assign(capacity, Slot{kEmpty, {0, 0}});
+    mask_ = capacity - 1;
+  }
+
+  // Keeps the first (lowest-rank) merge when a pair appears twice.
+  void insert(int32_t left, int32_t right, Merge merge) {
+    uint64_t key = make_key(left, right);
+    size_t i = hash(key) & mask_;
+    while (slots_[i].key != kEmpty) {
+      if (slots_[i].key == key) return;
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = Slot{key, merge};
+  }
+
+  const Merge* find(int32_t left, int32_t right) const {
+    uint64_t key = make_key(left, right);
+    size_t i = hash(key) & mask_;
+    while (slots_[i].key != kEmpty) {
+      if (slots_[i].key == key) return &slots_[i].merge;
+      i = (i + 1) & mask_;
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Slot {
+    uint64_t key;
+    Merge merge;
+  };
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  static uint64_t make_key(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  }
+  static size_t hash(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 17); }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
+// Results per piece. Natural text repeats a small set of words, so most
+// pieces are found here and never merged. Shards keep threads that encode at
+// once from queueing on one lock; a full shard is simply emptied, which keeps
+// memory bounded without the bookkeeping of a true LRU.
+class BpeModel::PieceCache {
+ public:
+  static constexpr size_t kMaxPieceBytes = 256;
+
+  bool lookup(std::string_view piece, std::vector<int32_t>& out) const {
+    Shard& shard = shard_for(piece);
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.map.find(piece);
+    if (it == shard.map.end()) return false;
+    out.insert(out.end(), it->second.begin(), it->second.end());
+    return true;
+  }
+
+  void store(std::string_view piece, const int32_t* ids, size_t count) const {
+    if (piece.size() > kMaxPieceBytes) return;
+    Shard& shard = shard_for(piece);
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    if (shard.map.size() >= kShardCapacity) shard.map.clear();
+    shard.map.emplace(std::string(piece), std::vector<int32_t>(ids, ids + count));
+  }
+
+ private:
+  static constexpr size_t kShards = 16;
+  static constexpr size_t kShardCapacity = 4096;
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> map;
+  };
+  Shard& shard_for(std::string_view piece) const {
+    return shards_[StringHash{}(piece) % kShards];
+  }
+  mutable std::array<Shard, kShards> shards_;
+};
+
+BpeModel::BpeModel() = default;
+BpeModel::~BpeModel() = default;
+
+Result<std::unique_ptr<BpeModel>> BpeModel::create(BpeVocab vocab) {
+  std::unique_ptr<BpeModel> model(new BpeModel());
+  model->token_bytes_ = std::move(vocab.token_bytes);
+  model->ignore_merges_ = vocab.ignore_merges;
+  model->ids_.reserve(model->token_bytes_.size());
+  for (size_t id = 0; id < model->token_bytes_.size(); ++id) {
+    const std::string& bytes = model->token_bytes_[id];
+    // The first id wins when two tokens share bytes, as in a vocab lookup.
+    if (!bytes.empty()) model->ids_.emplace(bytes, static_cast<int32_t>(id));
+  }
+  for (int b = 0; b < 256; ++b) {
+    int32_t id = model->find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+    if (id < 0) {
+      return FT_ERROR(ErrorCode::kCorrupt, "byte-level BPE vocabulary has no token for byte 0x{:02X}", b);
+    }
+    model->byte_ids_[b] = id;
+  }
+  model->merges_ = std::make_unique<MergeTable>(vocab.merges.size());
+  for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
+    const auto& [left, right] = vocab.merges[rank];
+    int32_t left_id = model->find(left);
+    int32_t right_id = model->find(right);
+    int32_t result_id = model->find(left + right);
+    if (left_id < 0 || right_id < 0 || result_id < 0) {
+      return FT_ERROR(ErrorCode::kCorrupt, "BPE merge {} names a token that is not in the vocabulary",
+                      rank);
+    }
+    model->merges_->insert(left_id, right_id, Merge{static_cast<int32_t>(rank), result_id});
+  }
+  model->cache_ = std::make_unique<PieceCache>();
+  return model;
+}
+
+int32_t BpeModel::find(std::string_view bytes) const {
+  auto it = ids_.find(bytes);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+void BpeModel::encode_piece(std::string_view piece, std::vector<int32_t>& out) const {
+  if (piece.size() == 1) {
+    out.push_back(byte_ids_[static_cast<uint8_t>(piece[0])]);
+    return;
+  }
+  if (ignore_merges_) {
+    if (int32_t id = find(piece); id >= 0) {
+      out.push_back(id);
+      return;
+    }
+  }
+  if (cache_->lookup(piece, out)) return;
+  size_t first = out.size();
+  merge_symbols(piece, out);
+  cache_->store(piece, out.data() + first, out.size() - first);
+}
+
+// Symbols form a linked list over the piece's bytes; candidate merges sit in a
+// min-heap keyed by (rank, position). A popped candidate is stale when either
+// side has changed since it was pushed, and is then dropped.
+void BpeModel::merge_symbols(std::string_view piece, std::vector<int32_t>& out) const {
+  struct Symbol {
+    int32_t id;
+    int32_t prev;
+    int32_t next;
+  };
+  struct Candidate {
+    int32_t rank;
+    int32_t left;
+    int32_t left_id;
+    int32_t right_id;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
+  };
+  const int32_t n = static_cast<int32_t>(piece.size());
+  std::vector<Symbol> symbols(n);
+  for (int32_t i = 0; i < n; ++i) {
+    symbols[i] = Symbol{byte_ids_[static_cast<uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
+  }
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  auto push_pair = [&](int32_t left) {
+    int32_t right = symbols[left].next;
+    if (left < 0 || right < 0) return;
+    if (const Merge* m = merges_->find(symbols[left].id, symbols[right].id)) {
+      heap.push(Candidate{m->rank, left, symbols[left].id, symbols[right].id});
+    }
+  };
+  for (int32_t i = 0; i + 1 < n; ++i) push_pair(i);
+
+  while (!heap.empty()) {
+    Candidate c = heap.top();
+    heap.pop();
+    Symbol& left = symbols[c.left];
+    if (left.id != c.left_id || left.next < 0 || symbols[left.next].id != c.right_id) continue;
+    int32_t right = left.next;
+    left.id = merges_->find(c.left_id, c.right_id)->result;
+    left.next = symbols[right].next;
+    if (left.next >= 0) symbols[left.next].prev = c.left;
+    symbols[right].id = -1;
+    push_pair(left.prev);
+    push_pair(c.left);
+  }
+  for (int32_t i = 0; i >= 0; i = symbols[i].next) out.push_back(symbols[i].id);
+}
+
+}  // namespace ft

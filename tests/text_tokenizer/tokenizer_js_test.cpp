@@ -1,0 +1,143 @@
+// The C++ tokenizer against @lenml/tokenizers (node) on the real Qwen3 and
+// Llama-3 tokenizer files: identical ids and identical decoded text for every
+// corpus string.
+//
+// Invalid UTF-8: JS (like HF's Rust and Python tokenizers) only sees Unicode
+// strings, so a caller must first turn bytes into a string; the usual way
+// (TextDecoder, from_utf8_lossy, errors="replace") replaces each maximal
+// ill-formed subpart with U+FFFD. Our encode does that replacement itself, so
+// the C++ side gets the raw bytes and the JS side the replaced string, and the
+// ids must still match.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "runtime/base/files.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/utf8.h"
+#include "runtime/text/utf8_nfc.h"
+#include "tests/text_tokenizer/tokenizer_test_util.h"
+
+namespace ft::test {
+namespace {
+
+std::string printable(const std::string& s) { return nlohmann::json(utf8_sanitize(s)).dump().substr(0, 200); }
+
+class TokenizerJsTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TokenizerJsTest, EncodeAndDecodeMatchJs) {
+  const Tokenizer* tokenizer = load_tokenizer(GetParam());
+  ASSERT_NE(tokenizer, nullptr);
+  std::vector<std::string> corpus = make_corpus();
+  std::vector<std::string> js_input;
+  for (const std::string& text : corpus) js_input.push_back(utf8_sanitize(text));
+  std::vector<JsResult> js = run_js_tokenizer(GetParam(), js_input);
+  ASSERT_EQ(js.size(), corpus.size());
+
+  int mismatches = 0;
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    Result<std::vector<int32_t>> ids = tokenizer->encode(corpus[i]);
+    ASSERT_TRUE(ids.ok()) << ids.status().to_string();
+    EXPECT_EQ(*ids, js[i].ids) << "text " << i << ": " << printable(corpus[i]);
+    Result<std::string> decoded = tokenizer->decode(*ids);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+    EXPECT_EQ(*decoded, js[i].decoded) << "text " << i << ": " << printable(corpus[i]);
+    // Decode gives back the text, up to the replacement of invalid bytes and
+    // (for tokenizers with an NFC normalizer) normalization.
+    EXPECT_EQ(utf8_nfc(*decoded), utf8_nfc(js_input[i])) << "text " << i;
+    if (*ids != js[i].ids && ++mismatches > 10) FAIL() << "stopping after 10 mismatches";
+  }
+}
+
+// Streaming decode token by token: every chunk is whole code points, and the
+// chunks add up to the full decode.
+TEST_P(TokenizerJsTest, StreamDecodeMatchesDecode) {
+  const Tokenizer* tokenizer = load_tokenizer(GetParam());
+  ASSERT_NE(tokenizer, nullptr);
+  int split_code_points = 0;
+  for (const std::string& text : make_corpus()) {
+    Result<std::vector<int32_t>> ids = tokenizer->encode(text);
+    ASSERT_TRUE(ids.ok());
+    StreamDecoder stream(*tokenizer);
+    std::string joined;
+    for (int32_t id : *ids) {
+      Result<std::string> chunk = stream.push(id);
+      ASSERT_TRUE(chunk.ok()) << chunk.status().to_string();
+      EXPECT_TRUE(utf8_is_valid(*chunk)) << printable(text);
+      if (tokenizer->token_bytes(id).size() > 0 && !utf8_is_valid(tokenizer->token_bytes(id))) ++split_code_points;
+      joined += *chunk;
+    }
+    joined += stream.finish();
+    Result<std::string> full = tokenizer->decode(*ids);
+    ASSERT_TRUE(full.ok());
+    EXPECT_EQ(joined, *full) << printable(text);
+  }
+  // The corpus must exercise tokens that end inside a code point.
+  EXPECT_GT(split_code_points, 0);
+}
+
+// The GGUF path: the same vocabulary given as TokenizerSpec values (as the
+// GGUF reader fills them) must tokenize exactly like tokenizer.json.
+TEST_P(TokenizerJsTest, SpecFromGgufValuesMatchesJson) {
+  const Tokenizer* json_tokenizer = load_tokenizer(GetParam());
+  ASSERT_NE(json_tokenizer, nullptr);
+  TokenizerSpec spec;
+  spec.model = "gpt2";
+  spec.pre = GetParam() == "qwen3" ? "qwen2" : "llama-bpe";
+  for (int32_t id = 0; id < json_tokenizer->vocab_size(); ++id) {
+    spec.tokens.push_back(json_tokenizer->token_string(id));
+    const AddedToken* added = json_tokenizer->added_token(id);
+    spec.token_types.push_back(static_cast<int32_t>(
+        added == nullptr ? GgufTokenType::kNormal
+                         : (added->special ? GgufTokenType::kControl : GgufTokenType::kUserDefined)));
+  }
+  Result<std::string> json_text = read_file(tokenizer_dir(GetParam()) + "/tokenizer.json");
+  ASSERT_TRUE(json_text.ok());
+  const nlohmann::json root = nlohmann::json::parse(*json_text);
+  for (const auto& merge : root["model"]["merges"]) {
+    spec.merges.push_back(merge.is_array() ? merge[0].get<std::string>() + " " + merge[1].get<std::string>()
+                                           : merge.get<std::string>());
+  }
+  spec.eos_id = json_tokenizer->eos_id();
+  Result<Tokenizer> spec_tokenizer = Tokenizer::from_spec(spec);
+  ASSERT_TRUE(spec_tokenizer.ok()) << spec_tokenizer.status().to_string();
+  EXPECT_EQ(spec_tokenizer->vocab_size(), json_tokenizer->vocab_size());
+  for (const std::string& text : make_corpus()) {
+    Result<std::vector<int32_t>> a = json_tokenizer->encode(text);
+    Result<std::vector<int32_t>> b = spec_tokenizer->encode(text);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b) << printable(text);
+    EXPECT_EQ(spec_tokenizer->decode(*b).value(), json_tokenizer->decode(*a).value());
+  }
+}
+
+// Encoding from several threads at once (sharing the piece cache) gives the
+// same ids as encoding alone.
+TEST_P(TokenizerJsTest, ConcurrentEncodeIsConsistent) {
+  const Tokenizer* tokenizer = load_tokenizer(GetParam());
+  ASSERT_NE(tokenizer, nullptr);
+  std::vector<std::string> corpus = make_corpus();
+  std::vector<std::vector<int32_t>> expected;
+  for (const std::string& text : corpus) expected.push_back(tokenizer->encode(text).value());
+  std::vector<int> failures(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        for (size_t i = 0; i < corpus.size(); ++i) {
+          size_t k = (i * 7 + t + round) % corpus.size();
+          Result<std::vector<int32_t>> ids = tokenizer->encode(corpus[k]);
+          if (!ids.ok() || *ids != expected[k]) ++failures[t];
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+INSTANTIATE_TEST_SUITE_P(Real, TokenizerJsTest, ::testing::Values("qwen3", "llama3"));
+
+}  // namespace
+}  // namespace ft::test
