@@ -1,0 +1,43 @@
+// A Jinja2 interpreter for chat templates.
+//
+// Covers what the chat templates of Qwen2.5/Qwen3, Llama-3.x, Mistral and Gemma
+// use: if/for/set/macro/filter blocks, namespace(), loop controls, whitespace
+// control with trim_blocks and lstrip_blocks on (as HF transformers renders),
+// Python-semantics values, Jinja2's common filters and tests, str/dict/list
+// methods, and transformers' globals (raise_exception, strftime_now) and tojson.
+//
+// A JinjaTemplate is immutable after parse() and may be rendered from several
+// threads at once; each render() call has its own state.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/base/status.h"
+
+namespace ft::jinja {
+struct Stmt;
+}
+
+namespace ft {
+
+class JinjaTemplate {
+ public:
+  // Parse errors name the template line and column.
+  static Result<JinjaTemplate> parse(const std::string& source);
+
+  // `variables` is a JSON object (key order is kept, so tojson writes keys in
+  // the order given). Runtime errors, raise_exception() included, name the
+  // template line and column.
+  Result<std::string> render(const nlohmann::ordered_json& variables) const;
+
+ private:
+  using Body = std::vector<std::unique_ptr<jinja::Stmt>>;
+  explicit JinjaTemplate(std::shared_ptr<const Body> body) : body_(std::move(body)) {}
+
+  std::shared_ptr<const Body> body_;
+};
+
+}  // namespace ft
