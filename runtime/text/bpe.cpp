@@ -1,7 +1,11 @@
 #include "runtime/text/bpe.h"
 
+#include <cstring>
 #include <mutex>
 #include <queue>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace ft {
 
@@ -54,41 +58,60 @@ class BpeModel::MergeTable {
 };
 
 // Results per piece. Natural text repeats a small set of words, so most
-// pieces are found here and never merged. Shards keep threads that encode at
-// once from queueing on one lock; a full shard is simply emptied, which keeps
-// memory bounded without the bookkeeping of a true LRU.
+// pieces are found here and never merged. The cache is direct-mapped with one
+// cache line per entry (key and ids stored inline), so a lookup costs one
+// hash and one memory access; a colliding piece simply replaces the old one.
+// Pieces too long to store inline are rare and are merged every time. Shards
+// keep threads that encode at once from queueing on one lock.
 class BpeModel::PieceCache {
  public:
-  static constexpr size_t kMaxPieceBytes = 256;
+  PieceCache() : shards_(std::make_unique<Shard[]>(kShards)) {}
 
-  bool lookup(std::string_view piece, std::vector<int32_t>& out) const {
-    Shard& shard = shard_for(piece);
+  static uint64_t hash(std::string_view piece) { return XXH3_64bits(piece.data(), piece.size()); }
+
+  bool lookup(std::string_view piece, uint64_t hash, std::vector<int32_t>& out) const {
+    Shard& shard = shards_[(hash >> kSlotBits) % kShards];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.map.find(piece);
-    if (it == shard.map.end()) return false;
-    out.insert(out.end(), it->second.begin(), it->second.end());
+    const Entry& e = shard.entries[hash & (kEntriesPerShard - 1)];
+    if (e.count == 0 || e.hash != hash || e.key_len != piece.size() ||
+        std::memcmp(e.key, piece.data(), piece.size()) != 0) {
+      return false;
+    }
+    out.insert(out.end(), e.ids, e.ids + e.count);
     return true;
   }
 
-  void store(std::string_view piece, const int32_t* ids, size_t count) const {
-    if (piece.size() > kMaxPieceBytes) return;
-    Shard& shard = shard_for(piece);
+  void store(std::string_view piece, uint64_t hash, const int32_t* ids, size_t count) const {
+    if (piece.size() > kMaxKeyBytes || count > kMaxIds || count == 0) return;
+    Shard& shard = shards_[(hash >> kSlotBits) % kShards];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    if (shard.map.size() >= kShardCapacity) shard.map.clear();
-    shard.map.emplace(std::string(piece), std::vector<int32_t>(ids, ids + count));
+    Entry& e = shard.entries[hash & (kEntriesPerShard - 1)];
+    e.hash = hash;
+    e.key_len = static_cast<uint8_t>(piece.size());
+    e.count = static_cast<uint8_t>(count);
+    std::memcpy(e.key, piece.data(), piece.size());
+    std::memcpy(e.ids, ids, count * sizeof(int32_t));
   }
 
  private:
-  static constexpr size_t kShards = 16;
-  static constexpr size_t kShardCapacity = 4096;
+  static constexpr size_t kMaxKeyBytes = 22;
+  static constexpr size_t kMaxIds = 8;
+  static constexpr size_t kShards = 64;
+  static constexpr int kSlotBits = 10;
+  static constexpr size_t kEntriesPerShard = size_t{1} << kSlotBits;  // 64 x 1024 x 64 B = 4 MiB in all
+  struct alignas(64) Entry {
+    uint64_t hash = 0;
+    uint8_t key_len = 0;
+    uint8_t count = 0;  // 0: empty
+    char key[kMaxKeyBytes];
+    int32_t ids[kMaxIds];
+  };
+  static_assert(sizeof(Entry) == 64, "one cache line per entry");
   struct Shard {
     std::mutex mutex;
-    std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> map;
+    std::array<Entry, kEntriesPerShard> entries;
   };
-  Shard& shard_for(std::string_view piece) const {
-    return shards_[StringHash{}(piece) % kShards];
-  }
-  mutable std::array<Shard, kShards> shards_;
+  std::unique_ptr<Shard[]> shards_;
 };
 
 BpeModel::BpeModel() = default;
@@ -137,16 +160,16 @@ void BpeModel::encode_piece(std::string_view piece, std::vector<int32_t>& out) c
     out.push_back(byte_ids_[static_cast<uint8_t>(piece[0])]);
     return;
   }
-  if (ignore_merges_) {
-    if (int32_t id = find(piece); id >= 0) {
-      out.push_back(id);
-      return;
-    }
-  }
-  if (cache_->lookup(piece, out)) return;
+  uint64_t hash = PieceCache::hash(piece);
+  if (cache_->lookup(piece, hash, out)) return;
   size_t first = out.size();
-  merge_symbols(piece, out);
-  cache_->store(piece, out.data() + first, out.size() - first);
+  int32_t whole = ignore_merges_ ? find(piece) : -1;
+  if (whole >= 0) {
+    out.push_back(whole);
+  } else {
+    merge_symbols(piece, out);
+  }
+  cache_->store(piece, hash, out.data() + first, out.size() - first);
 }
 
 // Symbols form a linked list over the piece's bytes; candidate merges sit in a

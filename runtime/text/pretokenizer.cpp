@@ -67,7 +67,7 @@ class PreTokenizer::Pattern {
   ~Pattern() { pcre2_code_free(code_); }
 
   // Splits `text` into matches and the gaps between them.
-  Status split(std::string_view text, std::vector<std::string_view>& pieces) const {
+  Status split(std::string_view text, const PieceFn& fn) const {
     ThreadMatchState& state = thread_match_state();
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t gap_start = 0;
@@ -83,12 +83,12 @@ class PreTokenizer::Pattern {
       }
       const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(state.data);
       size_t start = ovector[0], end = ovector[1];
-      if (start > gap_start) pieces.push_back(text.substr(gap_start, start - gap_start));
-      if (end > start) pieces.push_back(text.substr(start, end - start));
+      if (start > gap_start) fn(text.substr(gap_start, start - gap_start));
+      if (end > start) fn(text.substr(start, end - start));
       gap_start = end;
       pos = end > start ? end : end + utf8_char_length(text, end);  // an empty match must not stall
     }
-    if (gap_start < text.size()) pieces.push_back(text.substr(gap_start));
+    if (gap_start < text.size()) fn(text.substr(gap_start));
     return Status::ok_status();
   }
 
@@ -113,20 +113,21 @@ Result<PreTokenizer> PreTokenizer::create(const std::vector<std::string>& patter
   return result;
 }
 
-Status PreTokenizer::split(std::string_view text, std::vector<std::string_view>& pieces) const {
-  if (compiled_.empty()) {
-    if (!text.empty()) pieces.push_back(text);
+Status PreTokenizer::split(std::string_view text, const PieceFn& fn) const { return split_from(0, text, fn); }
+
+// Pattern `index` splits `text`; each of its pieces goes through the next
+// pattern, and the pieces of the last pattern go to `fn`.
+Status PreTokenizer::split_from(size_t index, std::string_view text, const PieceFn& fn) const {
+  if (index == compiled_.size()) {
+    if (!text.empty()) fn(text);
     return Status::ok_status();
   }
-  size_t first = pieces.size();
-  FT_RETURN_IF_ERROR(compiled_[0]->split(text, pieces));
-  std::vector<std::string_view> current;
-  for (size_t i = 1; i < compiled_.size(); ++i) {
-    current.assign(pieces.begin() + first, pieces.end());
-    pieces.resize(first);
-    for (std::string_view piece : current) FT_RETURN_IF_ERROR(compiled_[i]->split(piece, pieces));
-  }
-  return Status::ok_status();
+  if (index + 1 == compiled_.size()) return compiled_[index]->split(text, fn);
+  Status status;
+  FT_RETURN_IF_ERROR(compiled_[index]->split(text, [&](std::string_view piece) {
+    if (status.ok()) status = split_from(index + 1, piece, fn);
+  }));
+  return status;
 }
 
 Result<std::vector<std::string>> pretokenizer_patterns_for_gguf(std::string_view pre) {

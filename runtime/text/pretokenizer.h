@@ -7,6 +7,7 @@
 // called from many threads at once.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,14 +41,17 @@ class PreTokenizer {
   PreTokenizer& operator=(PreTokenizer&&) noexcept;
   ~PreTokenizer();
 
-  // Appends the pieces of `text` (valid UTF-8; views into it) to `pieces`.
-  // Fails only when PCRE2 reports a matching error (such as a resource limit).
-  Status split(std::string_view text, std::vector<std::string_view>& pieces) const;
+  using PieceFn = std::function<void(std::string_view)>;
+  // Calls `fn` with each piece of `text` (valid UTF-8; views into it), in
+  // order, without collecting them. Fails only when PCRE2 reports a matching
+  // error (such as a resource limit).
+  Status split(std::string_view text, const PieceFn& fn) const;
 
   const std::vector<std::string>& patterns() const { return patterns_; }
 
  private:
   class Pattern;
+  Status split_from(size_t index, std::string_view text, const PieceFn& fn) const;
 
   std::vector<std::string> patterns_;
   std::vector<std::unique_ptr<Pattern>> compiled_;

@@ -11,3 +11,4 @@ add_library(ft_tokenizer STATIC
 )
 target_compile_definitions(ft_tokenizer PRIVATE PCRE2_STATIC PCRE2_CODE_UNIT_WIDTH=8)
 target_link_libraries(ft_tokenizer PUBLIC ft_base PRIVATE ${FT_PCRE2_STATIC})
+target_include_directories(ft_tokenizer PRIVATE ${FT_XXHASH_INCLUDE})

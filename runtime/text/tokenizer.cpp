@@ -138,8 +138,8 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, const Enco
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 2);
   if (options.add_special && impl.add_bos) ids.push_back(impl.bos_id);
-  std::vector<std::string_view> pieces;
   std::string normalized;
+  auto encode_piece = [&](std::string_view piece) { impl.bpe->encode_piece(piece, ids); };
   for (const Section& section : split_added(impl, text, options.parse_special)) {
     if (section.token != nullptr) {
       ids.push_back(section.token->id);
@@ -150,9 +150,7 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, const Enco
       normalized = utf8_nfc(body);
       body = normalized;
     }
-    pieces.clear();
-    FT_RETURN_IF_ERROR(impl.pre.split(body, pieces));
-    for (std::string_view piece : pieces) impl.bpe->encode_piece(piece, ids);
+    FT_RETURN_IF_ERROR(impl.pre.split(body, encode_piece));
   }
   if (options.add_special && impl.add_eos) ids.push_back(impl.eos_id);
   return ids;
