@@ -65,9 +65,22 @@ CodeObjectCache::CodeObjectCache(std::unique_ptr<sqlite::Connection> db, std::st
       stmts_(std::make_unique<Statements>()),
       path_(std::move(path)),
       in_memory_(in_memory),
-      max_bytes_(max_bytes) {}
+      max_bytes_(max_bytes) {
+  // Installing a WAL hook replaces SQLite's automatic checkpoints.
+  sqlite3_wal_hook(
+      db_->raw(),
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<CodeObjectCache*>(self)->wal_pages_ = pages;
+        return SQLITE_OK;
+      },
+      this);
+}
 
 CodeObjectCache::~CodeObjectCache() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_touches_now_locked();
+  }
   // Statements must be finalized before their connection closes.
   stmts_.reset();
   db_.reset();
@@ -162,15 +175,30 @@ void CodeObjectCache::evict_locked(const std::string& key, const std::string& re
             st.ok() ? "evicted" : "could not evict it (" + st.message() + ")");
 }
 
-void CodeObjectCache::touch_locked(const std::string& key) {
-  int64_t now = unix_now();
-  int rc = sqlite::retry_busy([&] {
+int CodeObjectCache::flush_touches_locked() {
+  for (const auto& [key, when] : pending_touches_) {
     stmts_->touch.bind_text(1, key);
-    stmts_->touch.bind_int64(2, now);
-    return step_once(stmts_->touch);
-  });
-  // Recency is bookkeeping for pruning; a hit stays a hit without it.
-  if (sqlite::is_error(rc)) log::debug("{}", error(rc, "marking an entry used").message());
+    stmts_->touch.bind_int64(2, when);
+    int rc = step_once(stmts_->touch);
+    if (sqlite::is_error(rc)) return rc;
+  }
+  return SQLITE_DONE;
+}
+
+void CodeObjectCache::flush_touches_now_locked() {
+  if (pending_touches_.empty()) return;
+  Status st = write_transaction("marking entries used", [&] { return flush_touches_locked(); });
+  if (!st.ok()) log::debug("{}", st.message());
+  pending_touches_.clear();
+  checkpoint_locked(kHitCheckpointPages);
+}
+
+void CodeObjectCache::checkpoint_locked(int64_t min_pages) {
+  if (wal_pages_ < min_pages) return;
+  // PASSIVE: copies what it can without waiting for other connections' readers.
+  int rc = sqlite3_wal_checkpoint_v2(db_->raw(), "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  if (rc != SQLITE_OK) log::debug("{}", error(rc, "checkpointing the WAL").message());
+  wal_pages_ = 0;
 }
 
 Result<std::optional<CacheEntry>> CodeObjectCache::get(const std::string& key) {
@@ -210,8 +238,13 @@ Result<std::optional<CacheEntry>> CodeObjectCache::get(const std::string& key) {
     evict_locked(key, damage);
     return std::optional<CacheEntry>();
   }
-  touch_locked(key);
-  entry->last_used_at = unix_now();
+  int64_t now = unix_now();
+  if (pending_touches_.empty()) first_pending_ms_ = sqlite::monotonic_ms();
+  pending_touches_.emplace_back(key, now);
+  if (pending_touches_.size() >= kTouchBatch ||
+      sqlite::monotonic_ms() - first_pending_ms_ >= kTouchDelayMs)
+    flush_touches_now_locked();
+  entry->last_used_at = now;
   return entry;
 }
 
@@ -260,6 +293,9 @@ Status CodeObjectCache::put(const CacheEntry& entry) {
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t pruned = 0;
   Status st = write_transaction("storing an entry", [&] {
+    // Earlier hits first, so that they rank as less recent than this entry.
+    int rc = flush_touches_locked();
+    if (sqlite::is_error(rc)) return rc;
     sqlite::Statement& meta = stmts_->insert_meta;
     meta.bind_text(1, entry.key);
     meta.bind_int64(2, kCacheFormatVersion);
@@ -274,7 +310,7 @@ Status CodeObjectCache::put(const CacheEntry& entry) {
     meta.bind_double(14, entry.compile_ms);
     meta.bind_int64(15, entry.created_at != 0 ? entry.created_at : now);
     meta.bind_int64(16, now);
-    int rc = step_once(meta);
+    rc = step_once(meta);
     if (sqlite::is_error(rc)) return rc;
     stmts_->insert_blob.bind_text(1, entry.key);
     stmts_->insert_blob.bind_blob(2, entry.blob);
@@ -283,6 +319,8 @@ Status CodeObjectCache::put(const CacheEntry& entry) {
     return prune_locked(max_bytes_, entry.key, &pruned);
   });
   if (!st.ok()) return st.with_context(fmt::format("storing {} for {}", f.kernel, f.arch));
+  pending_touches_.clear();
+  checkpoint_locked(kCheckpointPages);
   if (pruned > 0)
     log::debug("code-object cache {}: pruned {} least-recently-used entries to stay under {} bytes",
                path_, pruned, max_bytes_);
@@ -291,6 +329,7 @@ Status CodeObjectCache::put(const CacheEntry& entry) {
 
 Result<std::vector<CacheEntryInfo>> CodeObjectCache::list(const std::string& arch_filter) {
   std::lock_guard<std::mutex> lock(mutex_);
+  flush_touches_now_locked();
   sqlite::Statement& stmt = stmts_->list;
   sqlite::ResetOnExit reset(stmt);
   std::vector<CacheEntryInfo> rows;
@@ -310,6 +349,7 @@ Result<std::vector<CacheEntryInfo>> CodeObjectCache::list(const std::string& arc
 
 Result<CacheStats> CodeObjectCache::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
+  flush_touches_now_locked();
   CacheStats stats;
   stats.path = path_;
   stats.in_memory = in_memory_;
@@ -346,18 +386,25 @@ Result<int64_t> CodeObjectCache::prune(int64_t max_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t removed = 0;
   FT_RETURN_IF_ERROR(write_transaction("pruning", [&] {
+    int rc = flush_touches_locked();
+    if (sqlite::is_error(rc)) return rc;
     return prune_locked(max_bytes, std::string(), &removed);
   }));
+  pending_touches_.clear();
+  checkpoint_locked(kCheckpointPages);
   return removed;
 }
 
 Status CodeObjectCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return write_transaction("clearing", [&] {
+  pending_touches_.clear();
+  Status st = write_transaction("clearing", [&] {
     int rc = db_->exec("DELETE FROM code_objects; DELETE FROM code_object_blobs");
     if (sqlite::is_error(rc)) return rc;
     return db_->exec("PRAGMA incremental_vacuum");
   });
+  checkpoint_locked(kCheckpointPages);
+  return st;
 }
 
 }  // namespace ft

@@ -73,6 +73,13 @@ class CodeObjectCache {
  public:
   // File name of the database inside the cache directory.
   static constexpr const char* kFileName = "codeobjects.sqlite3";
+  static constexpr size_t kTouchBatch = 64;
+  static constexpr int64_t kTouchDelayMs = 2000;
+  // SQLite's automatic checkpoint would run (and fsync) in whichever commit
+  // crosses its threshold, a batch of hit marks included; the cache instead
+  // checkpoints after puts, and after hit marks only when the WAL is far larger.
+  static constexpr int64_t kCheckpointPages = 1000;
+  static constexpr int64_t kHitCheckpointPages = 8000;
 
   // Opens (creating) <dir>/codeobjects.sqlite3. If the directory cannot be
   // created or written, falls back to an in-memory database and logs one
@@ -87,7 +94,9 @@ class CodeObjectCache {
   // The entry for `key`, or std::nullopt on a miss. A row whose blob fails
   // its checksum (or whose metadata is unreadable) is deleted, logged, and
   // reported as a miss so that the caller recompiles. A hit marks the row as
-  // most recently used.
+  // most recently used; to keep hits read-only, the marks are batched and
+  // written with the next put/prune/list/stats, every kTouchBatch hits,
+  // after kTouchDelayMs, or when the cache is destroyed.
   Result<std::optional<CacheEntry>> get(const std::string& key);
 
   // Inserts or replaces entry.key in one BEGIN IMMEDIATE transaction, then,
@@ -127,12 +136,21 @@ class CodeObjectCache {
   int delete_row_locked(const std::string& key);
   int prune_locked(int64_t max_bytes, const std::string& keep_key, int64_t* removed);
   void evict_locked(const std::string& key, const std::string& reason);
-  void touch_locked(const std::string& key);
+  // Writes the batched "used" marks, in hit order; call inside a write
+  // transaction and clear pending_touches_ once it commits.
+  int flush_touches_locked();
+  // Same, in a transaction of its own; failures only lose recency bookkeeping.
+  void flush_touches_now_locked();
+  // Copies the WAL back into the database once it holds `min_pages` pages.
+  void checkpoint_locked(int64_t min_pages);
   Status error(int rc, const char* what) const;
 
   std::mutex mutex_;
   std::unique_ptr<sqlite::Connection> db_;
   std::unique_ptr<Statements> stmts_;
+  std::vector<std::pair<std::string, int64_t>> pending_touches_;  // key, unix seconds
+  int64_t first_pending_ms_ = 0;
+  int64_t wal_pages_ = 0;  // WAL size after our last commit (from sqlite3_wal_hook)
   std::string path_;
   bool in_memory_;
   int64_t max_bytes_;

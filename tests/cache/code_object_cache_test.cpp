@@ -215,6 +215,27 @@ TEST(Cache, LeastRecentlyUsedRowsArePrunedUnderTheCap) {
   EXPECT_FALSE(cache->prune(-1).ok());
 }
 
+// Hits are recorded in batches; the batch must reach the file by the time the
+// cache is closed, so that another process prunes by the true recency.
+TEST(Cache, RecencyOfHitsOutlivesTheInstance) {
+  TempDir dir;
+  CacheEntry a = make_entry(1), b = make_entry(2), c = make_entry(3);
+  for (CacheEntry* e : {&a, &b, &c}) e->blob.assign(1000, 'x');
+  {
+    auto cache = open_cache(dir.path(), 2000);
+    ASSERT_TRUE(cache);
+    ASSERT_TRUE(cache->put(a).ok());
+    ASSERT_TRUE(cache->put(b).ok());
+    ASSERT_TRUE(has_key(*cache, a.key));
+  }
+  auto cache = open_cache(dir.path(), 2000);
+  ASSERT_TRUE(cache);
+  ASSERT_TRUE(cache->put(c).ok());
+  EXPECT_TRUE(has_key(*cache, a.key));
+  EXPECT_FALSE(has_key(*cache, b.key));
+  EXPECT_TRUE(has_key(*cache, c.key));
+}
+
 TEST(Cache, UnwritableDirectoryFallsBackToMemory) {
   TempDir dir;
   // Tests run as root, which ignores permission bits: a directory under a
