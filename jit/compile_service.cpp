@@ -6,6 +6,8 @@
 #include <regex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "jit/code_object_meta.h"
 #include "jit/compile_protocol.h"
 #include "jit/kernel_sources.h"
@@ -92,14 +94,29 @@ Result<const Toolchain*> CompileService::open_named(const std::string& name) {
 }
 
 bool CompileService::trial_compile(const Toolchain& tc, const TargetId& target) {
-  std::string probe_key = tc.identity() + " " + target.compile_target();
+  // Keyed by the library's release and path: a new hipRTC is probed again.
+  std::string probe_key = tc.identity() + " " + tc.location() + " " + target.compile_target();
   if (auto it = trial_results_.find(probe_key); it != trial_results_.end()) return it->second;
+  nlohmann::json saved = nlohmann::json::object();
+  if (!options_.probe_file.empty())
+    if (auto text = read_file(options_.probe_file); text.ok()) {
+      saved = nlohmann::json::parse(*text, nullptr, false);
+      if (!saved.is_object()) saved = nlohmann::json::object();
+      if (auto it = saved.find(probe_key); it != saved.end() && it->is_boolean())
+        return trial_results_[probe_key] = it->get<bool>();
+    }
   auto run = run_process({worker_path_, "--probe", tc.name(), target.to_string()}, "");
   bool works = run.ok() && run->exited_ok();
   if (!works)
     log::info("{} cannot compile for {} ({}); trying the next toolchain", tc.identity(), target.to_string(),
               run.ok() ? run->describe() : run.status().message());
   trial_results_[probe_key] = works;
+  if (!options_.probe_file.empty()) {
+    saved[probe_key] = works;
+    std::string text = saved.dump(2);
+    if (Status s = write_file_atomic(options_.probe_file, text.data(), text.size()); !s.ok())
+      log::debug("cannot keep toolchain probe results: {}", s.message());
+  }
   return works;
 }
 
@@ -191,6 +208,7 @@ Result<CompiledKernel> CompileService::compile_and_store(const KernelSpec& spec,
                                                          const Toolchain& tc, const CacheKeyFields& fields,
                                                          const std::string& key, CompileJob job) {
   auto start = std::chrono::steady_clock::now();
+  ++compiles_started_;
   auto out = run_in_worker(job);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!out.ok()) {

@@ -7,6 +7,7 @@
 // kCompileError for that request only; the pool replaces the worker.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <map>
@@ -28,6 +29,7 @@ struct CompileServiceOptions {
   std::string worker_path;      // empty: $FT_COMPILE_WORKER, else ft-compile-worker beside this executable
   std::string toolchain;        // force one ("clang", "hiprtc", "nvrtc"); empty: $FT_TOOLCHAIN, else auto
   int timeout_ms = 300000;      // a compile that takes longer is killed and reported
+  std::string probe_file;       // where hipRTC trial-compile results persist (JSON); empty: not kept
 };
 
 struct CompiledKernel {
@@ -56,6 +58,9 @@ class CompileService {
   Result<const Toolchain*> toolchain_for(const TargetId& target);
 
   int jobs() const { return jobs_; }
+  // Compiles sent to workers since creation (cache hits and joined
+  // in-flight requests excluded).
+  int compiles_started() const { return compiles_started_.load(); }
   const std::string& worker_path() const { return worker_path_; }
 
  private:
@@ -75,7 +80,8 @@ class CompileService {
   std::mutex toolchain_mu_;
   std::map<std::string, std::unique_ptr<Toolchain>> toolchains_;
   std::map<std::string, std::string> toolchain_errors_;
-  std::map<std::string, bool> trial_results_;  // "hiprtc gfx1100" -> works
+  std::map<std::string, bool> trial_results_;  // "hiprtc 5.2.21153 gfx1100" -> works
+  std::atomic<int> compiles_started_{0};
 
   std::mutex inflight_mu_;
   std::map<std::string, std::shared_future<Result<CompiledKernel>>> inflight_;

@@ -51,15 +51,18 @@ std::vector<std::string> vendor_defines(const TargetFacts& t) {
 
 std::vector<std::string> compile_flags(const TargetId& target, const std::string& toolchain) {
   const TargetFacts& t = *target.facts;
-  std::vector<std::string> flags = {"-O3", "-std=c++17"};
+  std::vector<std::string> flags = {"-std=c++17"};
   if (t.is_amd()) {
+    flags.push_back("-O3");  // NVRTC optimizes by default and rejects -O3
     // Explicit wave size and CU/WGP mode: the defaults differ between hipRTC versions.
     flags.push_back(t.wave_size == 64 ? "-mwavefrontsize64" : "-mno-wavefrontsize64");
     if (t.alt_wave_size != 0) flags.push_back(t.wgp_mode ? "-mno-cumode" : "-mcumode");
     flags.push_back("-fno-gpu-rdc");
     if (toolchain == "clang") {
+      // -fuse-cuid=none: no random per-compile symbol, so the same request
+      // gives the same bytes (reproducible code objects, stable cache rows).
       for (const char* f : {"-x", "hip", "-nogpuinc", "-nogpulib", "--offload-device-only",
-                            "--no-gpu-bundle-output"})
+                            "--no-gpu-bundle-output", "-fuse-cuid=none"})
         flags.push_back(f);
     }
     flags.push_back("--offload-arch=" + target.compile_target());

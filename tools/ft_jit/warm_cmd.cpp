@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -38,6 +39,8 @@ std::unique_ptr<JitSession> open_session(const std::string& arch, int jobs, cons
   CompileServiceOptions options;
   options.jobs = jobs;
   options.toolchain = toolchain;
+  if (!session->cache->in_memory())
+    options.probe_file = std::filesystem::path(session->cache->path()).parent_path() / "toolchain-probes.json";
   auto service = CompileService::create(session->cache.get(), options);
   if (!service.ok()) {
     std::fprintf(stderr, "ft-jit: %s\n", service.status().message().c_str());

@@ -1,0 +1,67 @@
+#include "jit/kernel_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "jit/catalog.h"
+#include "jit/kernel_sources.h"
+
+namespace ft {
+namespace {
+
+TEST(KernelSpec, GeneratedSourceInstantiatesTheTemplate) {
+  KernelSpec s = rmsnorm_spec(*find_target("gfx1150"), DType::kBF16, 4096);
+  EXPECT_EQ(s.name, "ft_rmsnorm_bf16_h4096");
+  std::string src = generate_source(s);
+  EXPECT_NE(src.find("#include \"rmsnorm.hip\""), std::string::npos);
+  EXPECT_NE(src.find("extern \"C\" __global__ void FT_LAUNCH_BOUNDS(256) ft_rmsnorm_bf16_h4096("), std::string::npos);
+  EXPECT_NE(src.find("ft::rmsnorm<ft::bf16,4096,256,16>(args)"), std::string::npos);
+  auto headers = included_headers(src);
+  ASSERT_TRUE(headers.ok()) << headers.status().to_string();
+  ASSERT_EQ(headers->size(), 2u);
+  EXPECT_EQ((*headers)[0].first, "ft_device.h");
+  EXPECT_EQ((*headers)[1].first, "rmsnorm.hip");
+}
+
+TEST(KernelSpec, AmdFlagsAreExplicitAndNeverNvidiaOnly) {
+  for (const auto& t : all_targets()) {
+    if (!t.is_amd()) continue;
+    auto id = parse_target_id(std::string(t.name));
+    ASSERT_TRUE(id.ok());
+    for (const char* tc : {"clang", "hiprtc"}) {
+      auto flags = compile_flags(*id, tc);
+      for (const auto& f : flags) EXPECT_FALSE(is_nvidia_only_flag(f)) << t.name << " " << tc << ": " << f;
+      auto has = [&](const std::string& f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+      EXPECT_TRUE(has(t.wave_size == 64 ? "-mwavefrontsize64" : "-mno-wavefrontsize64")) << t.name;
+      if (t.alt_wave_size) EXPECT_TRUE(has("-mno-cumode") || has("-mcumode")) << t.name;
+      EXPECT_TRUE(has("-DFT_AMD=1"));
+      EXPECT_TRUE(has("-DFT_WAVE_SIZE=" + std::to_string(t.wave_size)));
+      EXPECT_TRUE(has("--offload-arch=" + std::string(t.name)));
+    }
+  }
+  auto h = parse_target_id("sm_90");
+  auto nv = compile_flags(*h, "nvrtc");
+  EXPECT_NE(std::find(nv.begin(), nv.end(), "--gpu-architecture=sm_90a"), nv.end());
+  EXPECT_NE(std::find(nv.begin(), nv.end(), "-DFT_NVIDIA=1"), nv.end());
+}
+
+TEST(KernelSpec, TargetIdFeaturesReachTheCompiler) {
+  auto id = parse_target_id("gfx90a:xnack-");
+  ASSERT_TRUE(id.ok());
+  auto flags = compile_flags(*id, "clang");
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "--offload-arch=gfx90a:xnack-"), flags.end());
+}
+
+TEST(KernelSpec, CatalogNamesAreUniqueAndTilesComeFromTheTarget) {
+  for (const auto& t : all_targets()) {
+    auto specs = kernel_catalog(t);
+    ASSERT_GT(specs.size(), 50u);
+    std::set<std::string> names;
+    for (const auto& s : specs) {
+      EXPECT_TRUE(names.insert(s.name).second) << s.name;
+      EXPECT_EQ(s.block_threads, s.family == "rmsnorm" ? t.tiles.norm.block_threads : t.tiles.act.block_threads);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ft
