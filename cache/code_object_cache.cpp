@@ -1,7 +1,6 @@
 #include "cache/code_object_cache.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <utility>
 
 #define XXH_INLINE_ALL
@@ -18,6 +17,12 @@ int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+int step_once(sqlite::Statement& stmt) {
+  int rc = stmt.step();
+  stmt.reset();
+  return rc;
 }
 
 int64_t blob_checksum(std::string_view blob) {
@@ -52,7 +57,7 @@ bool read_info(const sqlite::Statement& stmt, int first, CacheEntryInfo* info) {
 }  // namespace
 
 // Prepared once per connection and reused: a hit costs one lookup by primary
-// key and one small UPDATE, with no SQL parsing.
+// key (its recency UPDATE is batched), with no SQL parsing.
 struct CodeObjectCache::Statements {
   sqlite::Statement begin, commit, rollback;
   sqlite::Statement select, touch, insert_meta, insert_blob, delete_meta, delete_blob;
@@ -133,14 +138,6 @@ Status CodeObjectCache::prepare_statements() {
 Status CodeObjectCache::error(int rc, const char* what) const {
   return sqlite::to_status(rc, db_->message(), what, path_);
 }
-
-namespace {
-int step_once(sqlite::Statement& stmt) {
-  int rc = stmt.step();
-  stmt.reset();
-  return rc;
-}
-}  // namespace
 
 template <typename F>
 Status CodeObjectCache::write_transaction(const char* what, F&& body) {
@@ -292,7 +289,7 @@ Status CodeObjectCache::put(const CacheEntry& entry) {
 
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t pruned = 0;
-  Status st = write_transaction("storing an entry", [&] {
+  Status st = write_transaction("writing", [&] {
     // Earlier hits first, so that they rank as less recent than this entry.
     int rc = flush_touches_locked();
     if (sqlite::is_error(rc)) return rc;
