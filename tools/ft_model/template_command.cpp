@@ -1,0 +1,163 @@
+#include "tools/ft_model/template_command.h"
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/base/files.h"
+#include "runtime/model/gguf_reader.h"
+#include "runtime/text/chat_template.h"
+
+namespace ft::tools {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr const char* kUsage =
+    "usage: ft-model template --model DIR|tokenizer_config.json|FILE.gguf|FILE.jinja --messages JSON\n"
+    "                         [--tools JSON] [--no-generation-prompt] [--enable-thinking true|false]\n"
+    "                         [--var NAME=JSON]... [--bos TEXT] [--eos TEXT]\n"
+    "\n"
+    "Renders the model's chat template and prints the prompt (nothing added around it).\n"
+    "  --model PATH            a model folder (chat_template.jinja or tokenizer_config.json),\n"
+    "                          a tokenizer_config.json, a GGUF file (tokenizer.chat_template)\n"
+    "                          or a template file\n"
+    "  --messages JSON         OpenAI-style messages: [{\"role\": \"user\", \"content\": \"hi\"}]\n"
+    "  --tools JSON            OpenAI-style tool definitions: [{\"type\": \"function\", ...}]\n"
+    "  --no-generation-prompt  leave out the assistant header that starts the reply\n"
+    "  --enable-thinking B     pass enable_thinking=B to the template (Qwen3)\n"
+    "  --var NAME=JSON         another template variable (e.g. date_string='\"01 Jan 2025\"')\n"
+    "  --bos TEXT, --eos TEXT  override the special tokens read from the model\n"
+    "A JSON value starting with @ is read from that file (@messages.json).\n";
+
+struct Options {
+  std::string model;
+  ChatRenderOptions render;
+  bool has_messages = false;
+};
+
+bool ends_with(const std::string& s, const char* suffix) {
+  std::string suf(suffix);
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+Result<json> parse_json_arg(const std::string& flag, const std::string& text) {
+  std::string body = text;
+  if (!text.empty() && text[0] == '@') {
+    FT_ASSIGN_OR_RETURN(body, read_file(text.substr(1)));
+  }
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Status(ErrorCode::kInvalidArgument, flag + ": not valid JSON");
+  return parsed;
+}
+
+// Parses argv; a usage error comes back as kInvalidArgument.
+Result<Options> parse_args(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    auto value = [&]() -> Result<std::string> {
+      if (i + 1 >= argc) return Status(ErrorCode::kInvalidArgument, flag + " needs a value");
+      return std::string(argv[++i]);
+    };
+    if (flag == "--model") {
+      FT_ASSIGN_OR_RETURN(o.model, value());
+    } else if (flag == "--messages") {
+      FT_ASSIGN_OR_RETURN(std::string v, value());
+      FT_ASSIGN_OR_RETURN(o.render.messages, parse_json_arg(flag, v));
+      if (!o.render.messages.is_array()) return Status(ErrorCode::kInvalidArgument, "--messages must be a JSON array");
+      o.has_messages = true;
+    } else if (flag == "--tools") {
+      FT_ASSIGN_OR_RETURN(std::string v, value());
+      FT_ASSIGN_OR_RETURN(o.render.tools, parse_json_arg(flag, v));
+      if (!o.render.tools.is_array()) return Status(ErrorCode::kInvalidArgument, "--tools must be a JSON array");
+    } else if (flag == "--no-generation-prompt") {
+      o.render.add_generation_prompt = false;
+    } else if (flag == "--enable-thinking") {
+      FT_ASSIGN_OR_RETURN(std::string v, value());
+      if (v != "true" && v != "false") return Status(ErrorCode::kInvalidArgument, "--enable-thinking takes true or false");
+      o.render.enable_thinking = v == "true";
+    } else if (flag == "--var") {
+      FT_ASSIGN_OR_RETURN(std::string v, value());
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return Status(ErrorCode::kInvalidArgument, "--var takes NAME=JSON");
+      FT_ASSIGN_OR_RETURN(json parsed, parse_json_arg("--var " + v.substr(0, eq), v.substr(eq + 1)));
+      o.render.extra[v.substr(0, eq)] = std::move(parsed);
+    } else if (flag == "--bos") {
+      FT_ASSIGN_OR_RETURN(o.render.bos_token, value());
+    } else if (flag == "--eos") {
+      FT_ASSIGN_OR_RETURN(o.render.eos_token, value());
+    } else {
+      return Status(ErrorCode::kInvalidArgument, "unknown option " + flag);
+    }
+  }
+  if (o.model.empty()) return Status(ErrorCode::kInvalidArgument, "--model is required");
+  if (!o.has_messages) return Status(ErrorCode::kInvalidArgument, "--messages is required");
+  return o;
+}
+
+// GGUF keeps the template under tokenizer.chat_template (named variants under
+// tokenizer.chat_template.<name>) and the special tokens as ids into the vocabulary.
+Result<ChatTemplate> load_gguf_template(const std::string& path) {
+  FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
+  const std::string prefix = "tokenizer.chat_template";
+  std::string default_source;
+  std::vector<std::pair<std::string, std::string>> named;
+  for (const auto& [key, value] : reader.metadata()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string* text = value.get_if<std::string>();
+    if (!text) return FT_ERROR(ErrorCode::kCorrupt, "{}: {} is not a string", path, key);
+    if (key == prefix) {
+      default_source = *text;
+    } else if (key[prefix.size()] == '.') {
+      named.emplace_back(key.substr(prefix.size() + 1), *text);
+    }
+  }
+  auto loaded = ChatTemplate::from_gguf(std::move(default_source), named);
+  if (!loaded.ok()) return Status(loaded.status()).with_context(path);
+  ChatTemplate t = std::move(loaded).value();
+  auto tokens = reader.get_strings("tokenizer.ggml.tokens");
+  if (!tokens.ok()) return t;
+  for (const auto& [name, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
+                                  std::pair{"eos_token", "tokenizer.ggml.eos_token_id"},
+                                  std::pair{"unk_token", "tokenizer.ggml.unknown_token_id"},
+                                  std::pair{"pad_token", "tokenizer.ggml.padding_token_id"}}) {
+    auto id = reader.get_uint(key);
+    if (id.ok() && *id < tokens->size()) t.set_special_token(name, (*tokens)[*id]);
+  }
+  return t;
+}
+
+Result<std::string> render(const Options& o) {
+  Result<ChatTemplate> t = ends_with(o.model, ".gguf") ? load_gguf_template(o.model) : ChatTemplate::load(o.model);
+  if (!t.ok()) return t.status();
+  return t->render(o.render);
+}
+
+}  // namespace
+
+int run_template_command(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
+  auto options = parse_args(argc, argv);
+  if (!options.ok()) {
+    std::fprintf(stderr, "ft-model template: %s\n\n%s", options.status().message().c_str(), kUsage);
+    return 2;
+  }
+  auto prompt = render(*options);
+  if (!prompt.ok()) {
+    std::fprintf(stderr, "ft-model template: %s\n", prompt.status().to_string().c_str());
+    return 1;
+  }
+  std::fwrite(prompt->data(), 1, prompt->size(), stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace ft::tools
