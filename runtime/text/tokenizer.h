@@ -38,19 +38,19 @@ struct AddedToken {
   bool rstrip = false;   // swallows whitespace on its right
 };
 
-// GGUF token types (tokenizer.ggml.token_type), as llama.cpp defines them.
-enum class GgufTokenType : int32_t {
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6,
-};
-
 // A tokenizer as GGUF metadata stores it. The GGUF reader fills this; the
 // tokenizer does not depend on the reader.
 struct TokenizerSpec {
+  // Values of tokenizer.ggml.token_type, as llama.cpp defines them.
+  enum TokenType : int32_t {
+    kNormal = 1,
+    kUnknown = 2,
+    kControl = 3,      // special added token
+    kUserDefined = 4,  // non-special added token
+    kUnused = 5,
+    kByte = 6,
+  };
+
   std::string model;                 // tokenizer.ggml.model: "gpt2" (byte-level BPE)
   std::string pre;                   // tokenizer.ggml.pre: "qwen2", "llama-bpe", ...
   std::vector<std::string> tokens;   // tokenizer.ggml.tokens, byte-level strings

@@ -9,8 +9,7 @@ namespace ft {
 namespace {
 
 bool is_added_type(int32_t type) {
-  return type == static_cast<int32_t>(GgufTokenType::kControl) ||
-         type == static_cast<int32_t>(GgufTokenType::kUserDefined);
+  return type == TokenizerSpec::kControl || type == TokenizerSpec::kUserDefined;
 }
 
 Status check_id(const char* what, int32_t id, size_t count) {
@@ -28,7 +27,7 @@ Status read_vocab(const TokenizerSpec& spec, TokenizerParts& parts) {
   }
   parts.vocab.token_bytes.resize(spec.tokens.size());
   for (size_t id = 0; id < spec.tokens.size(); ++id) {
-    int32_t type = spec.token_types.empty() ? static_cast<int32_t>(GgufTokenType::kNormal) : spec.token_types[id];
+    int32_t type = spec.token_types.empty() ? TokenizerSpec::kNormal : spec.token_types[id];
     if (!is_added_type(type)) {
       parts.vocab.token_bytes[id] = byte_level_to_bytes(spec.tokens[id]);
       continue;
@@ -37,7 +36,7 @@ Status read_vocab(const TokenizerSpec& spec, TokenizerParts& parts) {
     AddedToken token;
     token.id = static_cast<int32_t>(id);
     token.content = spec.tokens[id];
-    token.special = type == static_cast<int32_t>(GgufTokenType::kControl);
+    token.special = type == TokenizerSpec::kControl;
     if (!token.content.empty()) parts.added.push_back(std::move(token));
   }
   for (const std::string& merge : spec.merges) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "runtime/base/files.h"
 #include "tests/text_tokenizer/tokenizer_test_util.h"
 
 namespace ft::test {
@@ -89,6 +90,28 @@ TEST_P(TokenizerCliTest, ErrorsAreClear) {
 
   CommandResult no_model = run_command(ft_model_path() + " tokenize hello");
   EXPECT_NE(no_model.exit_code, 0);
+}
+
+// A GGUF written by ft-model synth carries the tokenizer as tokenizer.ggml.*
+// keys; tokenizing through it must give the ids of tokenizer.json.
+TEST_P(TokenizerCliTest, GgufModelTokenizesLikeTokenizerJson) {
+  const Tokenizer* tokenizer = load_tokenizer(GetParam());
+  ASSERT_NE(tokenizer, nullptr);
+  Result<std::string> dir = make_temp_dir("ft-tokenizer-cli");
+  ASSERT_TRUE(dir.ok());
+  std::string gguf = *dir + "/tiny.gguf";
+  CommandResult synth = run_command(
+      ft_model_path() + " synth --arch " + (GetParam() == "qwen3" ? "qwen3" : "llama") +
+      " --layers 1 --hidden 64 --intermediate 64 --heads 1 --kv-heads 1 --head-dim 64 --vocab-from " +
+      shell_quote(tokenizer_dir(GetParam()) + "/tokenizer.json") + " -o " + shell_quote(gguf));
+  ASSERT_EQ(synth.exit_code, 0) << synth.output;
+  for (const std::string text : {"Hello <|im_start|>wörld 12345 <think> café 😀", "<|begin_of_text|>x\n\n  y",
+                                 "def f(x):\n\treturn x  # 1234567"}) {
+    CommandResult out = run_command(ft_model_path() + " tokenize --model " + shell_quote(gguf) + " " + shell_quote(text));
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+    EXPECT_EQ(parse_ids(out.output), tokenizer->encode(text).value()) << text;
+  }
+  (void)remove_tree(*dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Real, TokenizerCliTest, ::testing::Values("qwen3", "llama3"));

@@ -88,9 +88,9 @@ TEST_P(TokenizerJsTest, SpecFromGgufValuesMatchesJson) {
   for (int32_t id = 0; id < json_tokenizer->vocab_size(); ++id) {
     spec.tokens.push_back(json_tokenizer->token_string(id));
     const AddedToken* added = json_tokenizer->added_token(id);
-    spec.token_types.push_back(static_cast<int32_t>(
-        added == nullptr ? GgufTokenType::kNormal
-                         : (added->special ? GgufTokenType::kControl : GgufTokenType::kUserDefined)));
+    spec.token_types.push_back(added == nullptr  ? TokenizerSpec::kNormal
+                               : added->special ? TokenizerSpec::kControl
+                                                : TokenizerSpec::kUserDefined);
   }
   Result<std::string> json_text = read_file(tokenizer_dir(GetParam()) + "/tokenizer.json");
   ASSERT_TRUE(json_text.ok());
