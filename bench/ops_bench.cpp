@@ -1,0 +1,96 @@
+// ops_bench: bandwidth of the memory-bound ops on an NVIDIA GPU against the
+// device's own copy bandwidth, measured in the same run. The torch peer is
+// bench/ops_torch.py (bench/run_gpu_bench.sh runs both).
+//
+// Inputs are far larger than L2 (60 MB on an H200), random, timed with device
+// events after warm-up; bytes counted = bytes read + bytes written.
+#include <cstdio>
+#include <random>
+
+#include "runtime/ops/activation.h"
+#include "runtime/ops/norm.h"
+#include "tests/gpu/device_data.h"
+
+namespace ft {
+namespace {
+
+constexpr int kRepeats = 50;
+
+int run() {
+  auto backend = open_cuda_backend(0);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "ops_bench: %s\n", backend.status().to_string().c_str());
+    return 2;
+  }
+  Backend& b = **backend;
+  auto target = parse_target_id(b.info().arch);
+  auto cache = CodeObjectCache::open(CacheOptions{});
+  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
+  if (!target.ok() || !jit.ok()) return 2;
+  OpContext ctx(&b, jit->get(), *target);
+  std::mt19937 rng(1234);
+  const DType dt = DType::kBF16;
+
+  // Copy bandwidth: one 512 MiB buffer copied to another.
+  const size_t copy_bytes = 512ull << 20;
+  auto src = b.alloc(copy_bytes), dst = b.alloc(copy_bytes);
+  if (!src.ok() || !dst.ok()) return 2;
+  (void)b.copy_on_device(*dst, *src, copy_bytes);
+  auto copy_ms = b.time_ms([&] { return b.copy_on_device(*dst, *src, copy_bytes); }, 20);
+  b.free(*src);
+  b.free(*dst);
+  if (!copy_ms.ok()) return 2;
+  const double copy_gbs = 2.0 * copy_bytes / (*copy_ms * 1e-3) / 1e9;
+
+  struct Row {
+    std::string name;
+    double bytes, ms;
+  };
+  std::vector<Row> rows;
+  auto measure = [&](const std::string& name, double bytes, const std::function<Status()>& fn) {
+    for (int i = 0; i < 3; ++i)
+      if (Status s = fn(); !s.ok()) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
+        return;
+      }
+    auto ms = b.time_ms(fn, kRepeats);
+    if (ms.ok()) rows.push_back({name, bytes, *ms});
+  };
+
+  for (auto [n_rows, hidden] : {std::pair{8192, 4096}, {4096, 8192}, {2048, 5120 * 4}}) {
+    RmsNormShape s{n_rows, hidden, 1e-6f};
+    size_t n = static_cast<size_t>(n_rows) * hidden;
+    auto x = gpu::upload(b, gpu::random_values(n, dt, rng), dt);
+    auto w = gpu::upload(b, gpu::random_values(hidden, dt, rng), dt);
+    auto out = b.alloc(n * 2);
+    if (!x.ok() || !w.ok() || !out.ok()) return 2;
+    measure(fmt::format("rmsnorm bf16 {}x{}", n_rows, hidden), 2.0 * n * 2 + hidden * 2,
+            [&] { return rmsnorm(ctx, dt, s, *x, *w, *out); });
+    for (auto buf : {*x, *w, *out}) b.free(buf);
+  }
+  for (auto [n_rows, inter] : {std::pair{4096, 12288}, {8192, 14336}}) {
+    size_t n = static_cast<size_t>(n_rows) * inter;
+    auto gu = gpu::upload(b, gpu::random_values(2 * n, dt, rng), dt);
+    auto out = b.alloc(n * 2);
+    if (!gu.ok() || !out.ok()) return 2;
+    measure(fmt::format("silu_mul bf16 {}x{}", n_rows, inter), 3.0 * n * 2,
+            [&] { return gated_act(ctx, dt, GatedAct::kSilu, n_rows, inter, *gu, *out); });
+    b.free(*gu);
+    b.free(*out);
+  }
+
+  std::printf("ops_bench on %s (%s); device copy %.0f GB/s (read + write)\n", b.info().name.c_str(),
+              b.info().arch.c_str(), copy_gbs);
+  std::printf("%-28s %10s %10s %9s %8s\n", "op", "MB moved", "us", "GB/s", "of copy");
+  for (const auto& r : rows) {
+    double gbs = r.bytes / (r.ms * 1e-3) / 1e9;
+    std::printf("%-28s %10.1f %10.1f %9.0f %7.0f%%\n", r.name.c_str(), r.bytes / 1e6, r.ms * 1e3, gbs,
+                100.0 * gbs / copy_gbs);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ft
+
+int main() { return ft::run(); }

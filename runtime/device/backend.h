@@ -1,0 +1,64 @@
+// One interface over the devices ft runs on. This slice holds what the op
+// tests and benchmarks need: device query, buffers, copies, code-object
+// loading, kernel launch and event timing. Streams, graphs and pinned host
+// memory come with the engine.
+//
+// Thread safety: a Backend is used from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/base/status.h"
+
+namespace ft {
+
+struct DeviceInfo {
+  std::string name;        // "NVIDIA H200"
+  std::string arch;        // target name in gfx_targets: "sm_90", "gfx1150"
+  int64_t total_bytes = 0;
+  int compute_units = 0;   // SMs or CUs
+};
+
+struct DeviceBuffer {
+  uint64_t ptr = 0;        // device address
+  size_t bytes = 0;
+};
+
+struct KernelHandle {
+  void* function = nullptr;
+};
+
+struct LaunchDims {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual Result<DeviceBuffer> alloc(size_t bytes) = 0;
+  virtual void free(DeviceBuffer buffer) = 0;
+  virtual Status copy_to_device(DeviceBuffer dst, const void* src, size_t bytes) = 0;
+  virtual Status copy_to_host(void* dst, DeviceBuffer src, size_t bytes) = 0;
+  virtual Status fill_bytes(DeviceBuffer dst, uint8_t value) = 0;
+  virtual Status copy_on_device(DeviceBuffer dst, DeviceBuffer src, size_t bytes) = 0;
+  // Loads a code object (cubin / hsaco) and finds `symbol` in it. The module
+  // lives as long as the backend.
+  virtual Result<KernelHandle> load_kernel(const std::string& code_object, const std::string& symbol) = 0;
+  // Launches `kernel` with one by-value argument struct of `args_bytes` bytes.
+  virtual Status launch(KernelHandle kernel, const LaunchDims& dims, const void* args, size_t args_bytes) = 0;
+  virtual Status synchronize() = 0;
+  // Times `repeats` back-to-back runs of `work` with device events; returns
+  // the mean milliseconds per run.
+  virtual Result<double> time_ms(const std::function<Status()>& work, int repeats) = 0;
+};
+
+// "cuda:0". A missing driver or device is a clear error.
+Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal);
+
+}  // namespace ft
