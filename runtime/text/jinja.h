@@ -6,6 +6,18 @@
 // Python-semantics values, Jinja2's common filters and tests, str/dict/list
 // methods, and transformers' globals (raise_exception, strftime_now) and tojson.
 //
+// Where Python's Jinja2 (as transformers runs it) and this interpreter differ:
+//  - an attribute or item of an undefined value is undefined (Jinja2 raises);
+//    printing it gives "", calling it is an error, as in Jinja2;
+//  - list.append/pop/extend work (transformers' immutable sandbox refuses them);
+//  - macros accept extra arguments into `varargs`/`kwargs` without referencing them;
+//  - upper/lower/title/capitalize map ASCII letters only;
+//  - not supported: `{% call %}` blocks, recursive loops, `{% include %}`/`{% extends %}`
+//    and other tags that need a loader, str.format specs ("{:>8}"), string % formatting.
+// Against @huggingface/jinja the outputs of the real templates are identical;
+// where that library departs from Python (str.strip(chars) ignoring chars,
+// printing none as "", true as "true") this interpreter follows Python.
+//
 // A JinjaTemplate is immutable after parse() and may be rendered from several
 // threads at once; each render() call has its own state.
 #pragma once

@@ -1,6 +1,8 @@
 // Jinja2's builtin filters, with Python semantics (plus transformers' tojson).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "runtime/text/jinja_args.h"
@@ -169,6 +171,8 @@ Result<Value> f_int(Interpreter&, const Value& v, CallArgs& args) {
   if (v.is_float()) return std::isfinite(v.as_float()) ? Value(static_cast<int64_t>(v.as_float())) : Value(def);
   if (!v.is_string()) return Value(def);
   std::string s = python_strip(v.as_string(), nullptr, StripSide::kBoth);
+  // Python's int()/float() take decimal text only (strtod would also read hex).
+  if (s.find_first_not_of("0123456789+-._eE") != std::string::npos) return Value(def);
   try {
     size_t used = 0;
     int64_t n = std::stoll(s, &used, 10);
@@ -207,17 +211,17 @@ Result<Value> f_round(Interpreter&, const Value& v, CallArgs& args) {
   FT_ASSIGN_OR_RETURN(std::string method, str_arg(args, 1, "method", "round"));
   if (!v.is_number() && !v.is_bool()) return bad_operand("round", v);
   double scale = std::pow(10.0, static_cast<double>(precision));
-  double x = v.as_number() * scale;
-  if (method == "ceil") {
-    x = std::ceil(x);
-  } else if (method == "floor") {
-    x = std::floor(x);
-  } else if (method.empty() || method == "common") {
-    x = std::nearbyint(x);  // round half to even, as Python's round()
-  } else {
+  if (method == "ceil") return Value(std::ceil(v.as_number() * scale) / scale);
+  if (method == "floor") return Value(std::floor(v.as_number() * scale) / scale);
+  if (!method.empty() && method != "common") {
     return Status(ErrorCode::kInvalidArgument, "round(): method must be common, ceil or floor");
   }
-  return Value(x / scale);
+  if (precision < 0 || precision > 300) return Value(std::nearbyint(v.as_number() * scale) / scale);
+  // Python rounds the exact binary value half to even (round(2.675, 2) is 2.67);
+  // printf does the same, where scaling first would round 267.49999... up.
+  char buf[400];
+  std::snprintf(buf, sizeof(buf), "%.*f", static_cast<int>(precision), v.as_number());
+  return Value(std::strtod(buf, nullptr));
 }
 
 Result<Value> f_indent(Interpreter&, const Value& v, CallArgs& args) {

@@ -208,7 +208,7 @@ Result<Value> Interpreter::call_macro(const Stmt& s, const ScopePtr& defining, C
       frame->set(s.params[i], Value::undefined(fmt::format("'{}' is undefined", s.params[i])));
     }
   }
-  frame->set("varargs", Value::list(std::move(extra_positional)));
+  frame->set("varargs", Value::tuple(std::move(extra_positional)));
   frame->set("kwargs", std::move(extra_keywords));
   std::string out;
   FT_ASSIGN_OR_RETURN(Flow flow, exec_body(s.bodies[0], frame, out));

