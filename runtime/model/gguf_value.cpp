@@ -111,7 +111,10 @@ std::string GgufValue::to_string(size_t max_items) const {
         a->items);
     return out;
   }
-  return fmt::format("{}", to_int().value());
+  // u64 above INT64_MAX fits only the unsigned form; the fuzzer found that.
+  if (auto u = to_uint(); u.ok()) return fmt::format("{}", *u);
+  if (auto i = to_int(); i.ok()) return fmt::format("{}", *i);
+  return std::string(gguf_type_name(type()));
 }
 
 }  // namespace ft

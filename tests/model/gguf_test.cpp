@@ -80,6 +80,16 @@ TEST(GgufRoundTrip, EveryMetadataType) {
   EXPECT_EQ(r->metadata().back().first, "t.arr.empty");
 }
 
+// Found by the fuzzer: formatting a u64 above INT64_MAX threw.
+TEST(GgufValue, ToStringCoversEveryScalarRange) {
+  EXPECT_EQ(GgufValue(~uint64_t{0}).to_string(), "18446744073709551615");
+  EXPECT_EQ(GgufValue(int64_t{-5}).to_string(), "-5");
+  EXPECT_EQ(GgufValue(uint8_t{200}).to_string(), "200");
+  EXPECT_EQ(GgufValue(true).to_string(), "true");
+  EXPECT_EQ(GgufValue("a\"b").to_string(), "\"a\\\"b\"");
+  EXPECT_EQ(GgufValue::i32s({1, 2, 3}).to_string(2), "[3 x i32] 1, 2, ...");
+}
+
 TEST(GgufRoundTrip, TypedGettersReportMissingAndMismatchedKeys) {
   TempDir dir;
   GgufWriter w;

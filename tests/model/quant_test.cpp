@@ -197,7 +197,7 @@ TEST_P(QuantRoundTrip, GaussianErrorWithinBound) {
   EXPECT_GT(err, 0.0) << ggml_type_name(bound.type);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, QuantRoundTrip,
+INSTANTIATE_TEST_SUITE_P(QuantTypes, QuantRoundTrip,
                          ::testing::Values(Bound{GgmlType::kF16, 1e-3}, Bound{GgmlType::kBF16, 5e-3},
                                            Bound{GgmlType::kQ8_0, 0.01}, Bound{GgmlType::kQ6_K, 0.02},
                                            Bound{GgmlType::kQ5_K, 0.04}, Bound{GgmlType::kQ5_0, 0.06},
