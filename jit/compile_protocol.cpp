@@ -12,6 +12,7 @@ std::string encode_job(const CompileJob& job) {
   }
   w.u32(static_cast<uint32_t>(job.flags.size()));
   for (const auto& f : job.flags) w.str(f);
+  w.u32(job.text_assembly ? 1 : 0);
   return w.frame();
 }
 
@@ -32,6 +33,8 @@ Result<CompileJob> decode_job(std::string_view payload) {
     FT_ASSIGN_OR_RETURN(std::string flag, r.str());
     job.flags.push_back(std::move(flag));
   }
+  FT_ASSIGN_OR_RETURN(uint32_t text_assembly, r.u32());
+  job.text_assembly = text_assembly != 0;
   return job;
 }
 

@@ -150,16 +150,31 @@ Result<const Toolchain*> CompileService::toolchain_for(const TargetId& target) {
                   join(why, "\n  "));
 }
 
-Result<CompiledKernel> CompileService::get(const KernelSpec& spec, const TargetId& target) {
-  FT_ASSIGN_OR_RETURN(const Toolchain* tc, toolchain_for(target));
+Result<CompileJob> CompileService::make_job(const KernelSpec& spec, const TargetId& target, const Toolchain& tc) {
   CompileJob job;
-  job.toolchain = tc->name();
+  job.toolchain = tc.name();
   job.kernel = spec.name;
   job.target = target.compile_target();
   job.source_name = spec.name + ".hip";
   job.source = generate_source(spec);
   FT_ASSIGN_OR_RETURN(job.headers, included_headers(job.source));
-  job.flags = compile_flags(target, tc->name());
+  job.flags = compile_flags(target, tc.name());
+  return job;
+}
+
+Result<std::string> CompileService::ptx(const KernelSpec& spec, const TargetId& target) {
+  FT_ASSIGN_OR_RETURN(const Toolchain* tc, toolchain_for(target));
+  if (tc->name() != "nvrtc")
+    return FT_ERROR(ErrorCode::kUnsupported, "PTX exists for NVIDIA targets only, not {}", target.to_string());
+  FT_ASSIGN_OR_RETURN(CompileJob job, make_job(spec, target, *tc));
+  job.text_assembly = true;
+  FT_ASSIGN_OR_RETURN(CompileOutput out, run_in_worker(job));
+  return std::move(out.code_object);
+}
+
+Result<CompiledKernel> CompileService::get(const KernelSpec& spec, const TargetId& target) {
+  FT_ASSIGN_OR_RETURN(const Toolchain* tc, toolchain_for(target));
+  FT_ASSIGN_OR_RETURN(CompileJob job, make_job(spec, target, *tc));
 
   CacheKeyFields fields;
   fields.kernel = spec.name;

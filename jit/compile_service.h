@@ -52,6 +52,10 @@ class CompileService {
 
   Result<CompiledKernel> get(const KernelSpec& spec, const TargetId& target);
 
+  // NVRTC's PTX for `spec` (not cached): what `ft-jit inspect --isa` shows
+  // where no SASS disassembler is installed.
+  Result<std::string> ptx(const KernelSpec& spec, const TargetId& target);
+
   // The toolchain that compiles for `target`: the forced one, else the first of
   // toolchain_names_for() that is installed and knows the arch (hipRTC decided
   // by a trial compile in a throwaway process, remembered for this process).
@@ -69,6 +73,7 @@ class CompileService {
                                            const CacheKeyFields& fields, const std::string& key,
                                            CompileJob job);
   Result<CompileOutput> run_in_worker(const CompileJob& job);
+  Result<CompileJob> make_job(const KernelSpec& spec, const TargetId& target, const Toolchain& tc);
   Result<const Toolchain*> open_named(const std::string& name);
   bool trial_compile(const Toolchain& tc, const TargetId& target);
 

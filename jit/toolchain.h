@@ -27,6 +27,7 @@ struct CompileJob {
   std::string source;
   std::vector<std::pair<std::string, std::string>> headers;  // file name -> contents
   std::vector<std::string> flags;
+  bool text_assembly = false;  // NVRTC: return PTX instead of a cubin (for inspect --isa)
 };
 
 struct CompileOutput {

@@ -22,6 +22,8 @@ struct RtcApi {
   int (*get_code_size)(Program, size_t*);
   int (*get_code)(Program, char*);
   int (*destroy_program)(Program*);
+  int (*get_ptx_size)(Program, size_t*);  // NVRTC only
+  int (*get_ptx)(Program, char*);         // NVRTC only
   int (*num_supported_archs)(int*);   // NVRTC only
   int (*supported_archs)(int*);       // NVRTC only
 };
@@ -97,12 +99,22 @@ class RtcToolchain final : public Toolchain {
       api_.get_log(prog, out.log.data());
       out.log.resize(log_size - 1);
     }
+    auto get_size = api_.get_code_size;
+    auto get = api_.get_code;
+    if (job.text_assembly) {
+      if (!api_.get_ptx_size || !api_.get_ptx) {
+        api_.destroy_program(&prog);
+        return FT_ERROR(ErrorCode::kUnsupported, "{} has no text assembly output", flavor_.name);
+      }
+      get_size = api_.get_ptx_size;
+      get = api_.get_ptx;
+    }
     if (rc == 0) {
       size_t size = 0;
-      rc = api_.get_code_size(prog, &size);
+      rc = get_size(prog, &size);
       if (rc == 0) {
         out.code_object.resize(size);
-        rc = api_.get_code(prog, out.code_object.data());
+        rc = get(prog, out.code_object.data());
       }
     }
     api_.destroy_program(&prog);
@@ -156,6 +168,10 @@ Result<std::unique_ptr<Toolchain>> open_rtc(const RtcFlavor& flavor) {
       continue;
     }
     bind(lib, p + "GetNumSupportedArchs", api.num_supported_archs);
+    if (flavor.vendor == Vendor::kNvidia) {
+      bind(lib, p + "GetPTXSize", api.get_ptx_size);
+      bind(lib, p + "GetPTX", api.get_ptx);
+    }
     bind(lib, p + "GetSupportedArchs", api.supported_archs);
     return std::unique_ptr<Toolchain>(new RtcToolchain(flavor, lib, libname, api));
   }

@@ -149,6 +149,19 @@ TEST(FtJitCli, SiluIsaOnAmdUsesVExpAndNoNvidiaCode) {
     EXPECT_EQ(r.output.find(ptx), std::string::npos) << ptx;
 }
 
+TEST(FtJitCli, NvidiaIsaIsSassOrPtx) {
+  ScratchDir dir;
+  auto r = run_ft_jit({"FT_CACHE_DIR=" + dir.path()},
+                      {"inspect", "--arch", "sm_90", "--kernel", "ft_rmsnorm_f32_h64", "--isa"});
+  ASSERT_TRUE(r.exited_ok()) << r.output;
+  EXPECT_NE(r.output.find("ft_rmsnorm_f32_h64"), std::string::npos);
+  // SASS from nvdisasm/cuobjdump where installed, else NVRTC's PTX.
+  bool sass = r.output.find("FFMA") != std::string::npos || r.output.find("Function : ft_rmsnorm") != std::string::npos;
+  bool ptx = r.output.find(".entry ft_rmsnorm_f32_h64") != std::string::npos &&
+             r.output.find(".target sm_90a") != std::string::npos;
+  EXPECT_TRUE(sass || ptx) << r.output.substr(0, 3000);
+}
+
 TEST(FtJitCli, CacheStatsPruneAndClear) {
   ScratchDir dir;
   std::vector<std::string> env = {"FT_CACHE_DIR=" + dir.path()};

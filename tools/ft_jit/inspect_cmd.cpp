@@ -28,6 +28,7 @@ struct Row {
   std::string arch;
   KernelResources res;
   std::string code_object;  // only when --isa
+  std::string ptx;          // NVIDIA, when no SASS disassembler is installed
 };
 
 nlohmann::json row_json(const Row& r, int waves) {
@@ -59,10 +60,20 @@ std::vector<std::string> disassembler_for(const TargetId& target, const std::str
         return {c, "-d", "--mcpu=" + std::string(target.facts->compile_arch), file};
     return {};
   }
-  for (const char* dir : {"/usr/local/cuda/bin/", "/usr/bin/"}) {
-    if (::access((std::string(dir) + "nvdisasm").c_str(), X_OK) == 0) return {std::string(dir) + "nvdisasm", "-c", file};
-    if (::access((std::string(dir) + "cuobjdump").c_str(), X_OK) == 0) return {std::string(dir) + "cuobjdump", "-sass", file};
-  }
+  std::vector<std::string> dirs = {"/usr/local/cuda/bin"};
+  if (const char* path = std::getenv("PATH"))
+    for (std::string rest = path; !rest.empty();) {
+      size_t colon = rest.find(':');
+      dirs.push_back(rest.substr(0, colon));
+      rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+    }
+  for (const char* tool : {"nvdisasm", "cuobjdump"})
+    for (const auto& dir : dirs) {
+      std::string exe = dir + "/" + tool;
+      if (::access(exe.c_str(), X_OK) == 0)
+        return std::string(tool) == "nvdisasm" ? std::vector<std::string>{exe, "-c", file}
+                                               : std::vector<std::string>{exe, "-sass", file};
+    }
   return {};
 }
 
@@ -74,7 +85,11 @@ int print_isa(const Row& r) {
   int rc = 1;
   if (write_file_atomic(file, r.code_object.data(), r.code_object.size()).ok()) {
     auto argv = disassembler_for(*target, file);
-    if (argv.empty()) {
+    if (argv.empty() && !r.ptx.empty()) {
+      std::printf("==== %s (%s): PTX (no nvdisasm or cuobjdump found for SASS) ====\n%s\n", r.res.symbol.c_str(),
+                  r.arch.c_str(), r.ptx.c_str());
+      rc = 0;
+    } else if (argv.empty()) {
       std::fprintf(stderr, "ft-jit inspect: no disassembler found for %s (install llvm-19 for AMD, the CUDA toolkit's nvdisasm for NVIDIA)\n",
                    r.arch.c_str());
     } else if (auto out = run_process(argv, ""); out.ok()) {
@@ -112,7 +127,14 @@ int cmd_inspect(int argc, char** argv) {
         ++failures;
         continue;
       }
-      rows.push_back({k->target, k->resources, args.has("isa") ? k->code_object : ""});
+      Row row{k->target, k->resources, args.has("isa") ? k->code_object : "", ""};
+      if (args.has("isa") && !session->target.facts->is_amd() &&
+          disassembler_for(session->target, "x").empty()) {
+        auto ptx = session->service->ptx(spec, session->target);
+        if (ptx.ok()) row.ptx = *ptx;
+        else std::fprintf(stderr, "ft-jit inspect: %s\n", ptx.status().message().c_str());
+      }
+      rows.push_back(std::move(row));
     }
   } else {
     auto cache = open_cache_or_report();
@@ -124,7 +146,7 @@ int cmd_inspect(int argc, char** argv) {
     }
     for (const auto& e : *list) {
       if (e.fields.kernel.find(filter) == std::string::npos) continue;
-      Row row{e.fields.arch, e.resources, ""};
+      Row row{e.fields.arch, e.resources, "", ""};
       if (args.has("isa"))
         if (auto hit = cache->get(e.key); hit.ok() && hit->has_value()) row.code_object = (*hit)->blob;
       rows.push_back(std::move(row));
