@@ -3,6 +3,12 @@
 // matches and the text between them all become pieces). Patterns run through
 // PCRE2 with Unicode properties (PCRE2_UTF | PCRE2_UCP), JIT-compiled.
 //
+// Classes follow PCRE2's Unicode tables (Unicode 14 in PCRE2 10.42). `\s`
+// includes U+0085 (NEL), as in Oniguruma, which HF's Rust tokenizers use; JS
+// regexes (and so @lenml/tokenizers) leave NEL out of `\s`, so text with NEL
+// can split differently there. Letters assigned after Unicode 14 are not
+// \p{L} here yet.
+//
 // Thread safety: a PreTokenizer is immutable after creation; `split` may be
 // called from many threads at once.
 #pragma once

@@ -28,7 +28,8 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 class TokenizerCliTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(ft_model_path())) GTEST_SKIP() << ft_model_path() << " is not built";
+    // tests/text_tokenizer/CMakeLists.txt builds ft-model with this test.
+    ASSERT_TRUE(std::filesystem::exists(ft_model_path())) << ft_model_path() << " is not built";
   }
 };
 
@@ -57,7 +58,10 @@ TEST_P(TokenizerCliTest, TokenizeAndDetokenize) {
   }
 
   std::string id_args;
-  for (int32_t id : expected) id_args += " " + std::to_string(id);
+  for (int32_t id : expected) {
+    id_args += ' ';
+    id_args += std::to_string(id);
+  }
   CommandResult back = run_command(ft_model_path() + " detokenize --model " + model + id_args);
   ASSERT_EQ(back.exit_code, 0) << back.output;
   EXPECT_EQ(back.output, text + "\n");
