@@ -14,32 +14,10 @@
 
 #include "jit/compile_protocol.h"
 #include "jit/kernel_spec.h"
+#include "jit/subprocess.h"
 #include "jit/kernel_sources.h"
 
 namespace {
-
-bool read_exact(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, p, size);
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool write_all(int fd, const std::string& data) {
-  const char* p = data.data();
-  size_t size = data.size();
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 ft::CompileReply run(const ft::CompileJob& job, std::map<std::string, std::unique_ptr<ft::Toolchain>>& toolchains) {
   ft::CompileReply reply;
@@ -103,10 +81,10 @@ int main(int argc, char** argv) {
   std::map<std::string, std::unique_ptr<ft::Toolchain>> toolchains;
   for (;;) {
     uint32_t size = 0;
-    if (!read_exact(0, &size, sizeof size)) return 0;  // the service closed the pipe
+    if (!ft::read_fd_exact(0, &size, sizeof size, 0).ok()) return 0;  // the service closed the pipe
     if (size > ft::wire::kMaxFrameBytes) return 3;
     std::string payload(size, '\0');
-    if (!read_exact(0, payload.data(), size)) return 3;
+    if (!ft::read_fd_exact(0, payload.data(), size, 0).ok()) return 3;
     ft::CompileReply reply;
     auto job = ft::decode_job(payload);
     if (!job.ok()) {
@@ -115,6 +93,7 @@ int main(int argc, char** argv) {
     } else {
       reply = run(*job, toolchains);
     }
-    if (!write_all(1, ft::encode_reply(reply))) return 3;
+    std::string frame = ft::encode_reply(reply);
+    if (!ft::write_fd_all(1, frame.data(), frame.size()).ok()) return 3;
   }
 }

@@ -108,34 +108,42 @@ Status ChildProcess::spawn(const std::vector<std::string>& argv) {
   return Status();
 }
 
-Status ChildProcess::write_all(const void* data, size_t size) {
+Status write_fd_all(int fd, const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
-    ssize_t n = ::write(to_child_, p, size);
+    ssize_t n = ::write(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return FT_ERROR(ErrorCode::kIo, "write to worker {}: {}", pid_, std::strerror(errno));
+    if (n <= 0) return FT_ERROR(ErrorCode::kIo, "write to pipe: {}", std::strerror(errno));
     p += n;
     size -= static_cast<size_t>(n);
   }
   return Status();
 }
 
-Status ChildProcess::read_exact(void* data, size_t size, int timeout_ms) {
+Status read_fd_exact(int fd, void* data, size_t size, int timeout_ms) {
   char* p = static_cast<char*>(data);
   while (size > 0) {
     if (timeout_ms > 0) {
-      pollfd pfd{from_child_, POLLIN, 0};
+      pollfd pfd{fd, POLLIN, 0};
       int rc = ::poll(&pfd, 1, timeout_ms);
       if (rc < 0 && errno == EINTR) continue;
-      if (rc == 0) return FT_ERROR(ErrorCode::kIo, "worker {} gave no answer within {} ms", pid_, timeout_ms);
+      if (rc == 0) return FT_ERROR(ErrorCode::kIo, "no answer within {} ms", timeout_ms);
     }
-    ssize_t n = ::read(from_child_, p, size);
+    ssize_t n = ::read(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return FT_ERROR(ErrorCode::kIo, "worker {} closed its output", pid_);
+    if (n <= 0) return FT_ERROR(ErrorCode::kIo, "the other end closed the pipe");
     p += n;
     size -= static_cast<size_t>(n);
   }
   return Status();
+}
+
+Status ChildProcess::write_all(const void* data, size_t size) {
+  return write_fd_all(to_child_, data, size).with_context(fmt::format("worker {}", pid_));
+}
+
+Status ChildProcess::read_exact(void* data, size_t size, int timeout_ms) {
+  return read_fd_exact(from_child_, data, size, timeout_ms).with_context(fmt::format("worker {}", pid_));
 }
 
 int ChildProcess::terminate() {

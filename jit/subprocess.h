@@ -26,6 +26,12 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const st
 
 std::string describe_wait_status(int wait_status);
 
+// Whole-buffer I/O on a pipe, retrying short reads and writes and EINTR.
+// read_fd_exact fails with kIo on EOF, or when `timeout_ms` (> 0) passes with
+// nothing to read.
+Status write_fd_all(int fd, const void* data, size_t size);
+Status read_fd_exact(int fd, void* data, size_t size, int timeout_ms);
+
 // A child with a pipe to its stdin and from its stdout; its stderr goes to an
 // anonymous memory file so that the last words of a crashed child can be read.
 class ChildProcess {
