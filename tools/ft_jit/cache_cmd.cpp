@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/code_object_meta.h"
-#include "tools/ft_jit/cli.h"
+#include "tools/common/cli_args.h"
 #include "tools/ft_jit/commands.h"
 #include "tools/ft_jit/jit_session.h"
 
@@ -35,19 +35,19 @@ int fail(const Status& s) {
 }  // namespace
 
 int cmd_cache(int argc, char** argv) {
-  Args args(argc, argv, {"arch", "max-bytes"}, {"json", "help"});
-  if (args.has("help")) {
+  auto parsed = CliArgs::parse({.value_options = {"--arch", "--max-bytes"}, .flags = {"--json"}}, argc, argv);
+  if (parsed.ok() && parsed->help()) {
     std::fputs(kCacheHelp, stdout);
     return 0;
   }
-  std::string err;
-  auto max_bytes = args.get_int("max-bytes", -1, &err);
-  if (!args.ok() || args.positional().size() != 1 || !max_bytes) {
+  auto max_bytes = parsed.ok() ? parsed->get_int("--max-bytes", -1) : Result<int64_t>(parsed.status());
+  if (!max_bytes.ok() || parsed->positional().size() != 1) {
     std::fprintf(stderr, "ft-jit cache: %s\n\n%s",
-                 !args.ok() ? args.error().c_str() : !max_bytes ? err.c_str() : "expected one of stats, list, prune, clear",
+                 !max_bytes.ok() ? max_bytes.status().message().c_str() : "expected one of stats, list, prune, clear",
                  kCacheHelp);
     return 2;
   }
+  const CliArgs& args = *parsed;
   const std::string sub = args.positional()[0];
   if (sub != "stats" && sub != "list" && sub != "prune" && sub != "clear") {
     std::fprintf(stderr, "ft-jit cache: unknown subcommand '%s'\n\n%s", sub.c_str(), kCacheHelp);
@@ -55,7 +55,7 @@ int cmd_cache(int argc, char** argv) {
   }
   auto cache = open_cache_or_report();
   if (!cache) return 1;
-  const bool json = args.has("json");
+  const bool json = args.has("--json");
   if (sub == "stats") {
     auto s = cache->stats();
     if (!s.ok()) return fail(s.status());
@@ -74,7 +74,7 @@ int cmd_cache(int argc, char** argv) {
     return 0;
   }
   if (sub == "list") {
-    auto list = cache->list(args.get("arch"));
+    auto list = cache->list(args.get("--arch"));
     if (!list.ok()) return fail(list.status());
     if (json) {
       nlohmann::json out = nlohmann::json::array();

@@ -9,7 +9,7 @@
 #include "jit/code_object_meta.h"
 #include "jit/subprocess.h"
 #include "runtime/base/files.h"
-#include "tools/ft_jit/cli.h"
+#include "tools/common/cli_args.h"
 #include "tools/ft_jit/commands.h"
 #include "tools/ft_jit/jit_session.h"
 
@@ -104,20 +104,22 @@ int print_isa(const Row& r) {
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  Args args(argc, argv, {"arch", "kernel", "jobs"}, {"isa", "json", "help"});
-  if (args.has("help")) {
+  auto parsed = CliArgs::parse({.value_options = {"--arch", "--kernel", "--jobs"}, .flags = {"--isa", "--json"}}, argc, argv);
+  if (parsed.ok() && parsed->help()) {
     std::fputs(kInspectHelp, stdout);
     return 0;
   }
-  if (!args.ok() || !args.positional().empty()) {
-    std::fprintf(stderr, "ft-jit inspect: %s\n\n%s", args.ok() ? "unexpected argument" : args.error().c_str(), kInspectHelp);
+  if (!parsed.ok() || !parsed->positional().empty()) {
+    std::fprintf(stderr, "ft-jit inspect: %s\n\n%s", parsed.ok() ? "unexpected argument" : parsed.status().message().c_str(),
+                 kInspectHelp);
     return 2;
   }
-  const std::string filter = args.get("kernel");
+  const CliArgs& args = *parsed;
+  const std::string filter = args.get("--kernel");
   std::vector<Row> rows;
   int failures = 0;
-  if (args.has("arch")) {
-    auto session = open_session(args.get("arch"), 0, "");
+  if (args.has("--arch")) {
+    auto session = open_session(args.get("--arch"), 0, "");
     if (!session) return 1;
     for (const auto& spec : kernel_catalog(*session->target.facts)) {
       if (spec.name.find(filter) == std::string::npos) continue;
@@ -127,8 +129,8 @@ int cmd_inspect(int argc, char** argv) {
         ++failures;
         continue;
       }
-      Row row{k->target, k->resources, args.has("isa") ? k->code_object : "", ""};
-      if (args.has("isa") && !session->target.facts->is_amd() &&
+      Row row{k->target, k->resources, args.has("--isa") ? k->code_object : "", ""};
+      if (args.has("--isa") && !session->target.facts->is_amd() &&
           disassembler_for(session->target, "x").empty()) {
         auto ptx = session->service->ptx(spec, session->target);
         if (ptx.ok()) row.ptx = *ptx;
@@ -147,20 +149,20 @@ int cmd_inspect(int argc, char** argv) {
     for (const auto& e : *list) {
       if (e.fields.kernel.find(filter) == std::string::npos) continue;
       Row row{e.fields.arch, e.resources, "", ""};
-      if (args.has("isa"))
+      if (args.has("--isa"))
         if (auto hit = cache->get(e.key); hit.ok() && hit->has_value()) row.code_object = (*hit)->blob;
       rows.push_back(std::move(row));
     }
   }
   if (rows.empty() && failures == 0) {
-    std::fprintf(stderr, "ft-jit inspect: no kernel matches%s\n", args.has("arch") ? "" : " in the cache (run ft-jit warm --arch A first, or pass --arch)");
+    std::fprintf(stderr, "ft-jit inspect: no kernel matches%s\n", args.has("--arch") ? "" : " in the cache (run ft-jit warm --arch A first, or pass --arch)");
     return 1;
   }
-  if (args.has("isa")) {
+  if (args.has("--isa")) {
     for (const auto& r : rows) failures += print_isa(r);
     return failures ? 1 : 0;
   }
-  if (args.has("json")) {
+  if (args.has("--json")) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : rows) out.push_back(row_json(r, occupancy_of(r)));
     std::printf("%s\n", out.dump(2).c_str());

@@ -3,22 +3,22 @@
 #include <nlohmann/json.hpp>
 
 #include "gfx_targets/targets.h"
-#include "tools/ft_jit/cli.h"
+#include "tools/common/cli_args.h"
 #include "tools/ft_jit/commands.h"
 
 namespace ft::tools {
 
 int cmd_targets(int argc, char** argv) {
-  Args args(argc, argv, {}, {"json", "help"});
-  if (args.has("help")) {
+  auto args = CliArgs::parse({.flags = {"--json"}}, argc, argv);
+  if (args.ok() && args->help()) {
     std::printf("usage: ft-jit targets [--json]\nThe GPU targets ft compiles for, with the facts that shape its kernels.\n");
     return 0;
   }
-  if (!args.ok() || !args.positional().empty()) {
-    std::fprintf(stderr, "ft-jit targets: %s\n", args.ok() ? "unexpected argument" : args.error().c_str());
+  if (!args.ok() || !args->positional().empty()) {
+    std::fprintf(stderr, "ft-jit targets: %s\n", args.ok() ? "unexpected argument" : args.status().message().c_str());
     return 2;
   }
-  if (args.has("json")) {
+  if (args->has("--json")) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& t : all_targets()) {
       out.push_back({{"name", t.name}, {"vendor", vendor_name(t.vendor)}, {"family", t.family},

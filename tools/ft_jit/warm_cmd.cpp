@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/catalog.h"
-#include "tools/ft_jit/cli.h"
+#include "tools/common/cli_args.h"
 #include "tools/ft_jit/commands.h"
 #include "tools/ft_jit/jit_session.h"
 
@@ -65,20 +65,23 @@ constexpr const char* kWarmHelp =
 }  // namespace
 
 int cmd_warm(int argc, char** argv) {
-  Args args(argc, argv, {"arch", "jobs", "toolchain", "kernel"}, {"json", "help"});
-  if (args.has("help")) {
+  auto parsed = CliArgs::parse({.value_options = {"--arch", "--jobs", "--toolchain", "--kernel"}, .flags = {"--json"}},
+                               argc, argv);
+  if (parsed.ok() && parsed->help()) {
     std::fputs(kWarmHelp, stdout);
     return 0;
   }
-  std::string err;
-  auto jobs = args.get_int("jobs", 0, &err);
-  if (!args.ok() || !jobs || !args.has("arch") || !args.positional().empty()) {
+  auto jobs = parsed.ok() ? parsed->get_int("--jobs", 0) : Result<int64_t>(parsed.status());
+  if (!jobs.ok() || !parsed->has("--arch") || !parsed->positional().empty()) {
     std::fprintf(stderr, "ft-jit warm: %s\n\n%s",
-                 !args.ok() ? args.error().c_str() : !jobs ? err.c_str() : !args.has("arch") ? "--arch is required" : "unexpected argument",
+                 !jobs.ok() ? jobs.status().message().c_str()
+                 : !parsed->has("--arch") ? "--arch is required"
+                                          : "unexpected argument",
                  kWarmHelp);
     return 2;
   }
-  auto session = open_session(args.get("arch"), static_cast<int>(*jobs), args.get("toolchain"));
+  const CliArgs& args = *parsed;
+  auto session = open_session(args.get("--arch"), static_cast<int>(*jobs), args.get("--toolchain"));
   if (!session) return 1;
   auto tc = session->service->toolchain_for(session->target);
   if (!tc.ok()) {
@@ -87,9 +90,9 @@ int cmd_warm(int argc, char** argv) {
   }
   std::vector<KernelSpec> specs;
   for (auto& s : kernel_catalog(*session->target.facts))
-    if (s.name.find(args.get("kernel")) != std::string::npos) specs.push_back(std::move(s));
+    if (s.name.find(args.get("--kernel")) != std::string::npos) specs.push_back(std::move(s));
 
-  const bool json = args.has("json");
+  const bool json = args.has("--json");
   const bool progress = !json && ::isatty(2);
   std::atomic<size_t> next{0};
   std::atomic<int> compiled{0}, cached{0}, failed{0};

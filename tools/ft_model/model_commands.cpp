@@ -2,11 +2,8 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <map>
-#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,6 +16,7 @@
 #include "runtime/model/safetensors.h"
 #include "runtime/model/synth.h"
 #include "runtime/model/tensor_names.h"
+#include "tools/common/cli_args.h"
 
 namespace ft::tools {
 
@@ -59,59 +57,9 @@ constexpr const char* kSynthHelp =
     "  --seed S            random seed (default 0)\n"
     "  -o, --output OUT    the GGUF file to write\n";
 
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> values;
-  std::set<std::string> flags;
-  bool help = false;
-};
-
-Result<Args> parse_args(int argc, char** argv, const std::set<std::string>& value_options,
-                        const std::set<std::string>& flag_options) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-      continue;
-    }
-    if (arg == "-o") arg = "--output";
-    if (!arg.starts_with("--")) {
-      a.positional.push_back(arg);
-      continue;
-    }
-    std::string value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    if (flag_options.count(arg)) {
-      if (has_value) return FT_ERROR(ErrorCode::kInvalidArgument, "{} takes no value", arg);
-      a.flags.insert(arg);
-    } else if (value_options.count(arg)) {
-      if (!has_value) {
-        if (i + 1 >= argc) return FT_ERROR(ErrorCode::kInvalidArgument, "{} needs a value", arg);
-        value = argv[++i];
-      }
-      a.values[arg] = value;
-    } else {
-      return FT_ERROR(ErrorCode::kInvalidArgument, "unknown option {}", arg);
-    }
-  }
-  return a;
-}
-
-Result<uint32_t> parse_u32(const Args& a, const std::string& key, uint32_t fallback) {
-  auto it = a.values.find(key);
-  if (it == a.values.end()) return fallback;
-  uint32_t v = 0;
-  const auto& s = it->second;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v == 0)
-    return FT_ERROR(ErrorCode::kInvalidArgument, "{} must be a positive integer, got \"{}\"", key, s);
-  return v;
+// The arguments after the subcommand name (argv[0]).
+Result<CliArgs> parse_command(int argc, char** argv, const CliSpec& spec) {
+  return CliArgs::parse(spec, argc - 1, argv + 1);
 }
 
 // ---- info ----------------------------------------------------------------
@@ -275,18 +223,18 @@ int info_safetensors(const std::string& path, bool is_dir, bool as_json) {
 }
 
 int run_info(int argc, char** argv) {
-  auto args = parse_args(argc, argv, {}, {"--json"});
-  if (!args.ok() || (!args->help && args->positional.size() != 1)) {
+  auto args = parse_command(argc, argv, {.flags = {"--json"}});
+  if (args.ok() && args->help()) {
+    std::fputs(kInfoHelp, stdout);
+    return 0;
+  }
+  if (!args.ok() || args->positional().size() != 1) {
     std::fprintf(stderr, "ft-model info: %s\n%s", args.ok() ? "expected one FILE or DIR" : args.status().message().c_str(),
                  kInfoHelp);
     return 2;
   }
-  if (args->help) {
-    std::fputs(kInfoHelp, stdout);
-    return 0;
-  }
-  const std::string path = args->positional[0];
-  const bool as_json = args->flags.count("--json") > 0;
+  const std::string path = args->positional()[0];
+  const bool as_json = args->has("--json");
   std::error_code ec;
   if (fs::is_directory(path, ec)) return info_safetensors(path, true, as_json);
   if (!fs::exists(path, ec)) {
@@ -310,18 +258,18 @@ ConvertCallbacks progress_callbacks(bool quiet) {
   return cb;
 }
 
-Result<ModelFileType> file_type_arg(const Args& a) {
-  auto it = a.values.find("--type");
-  return it == a.values.end() ? ModelFileType::kF16 : parse_model_file_type(it->second);
+Result<ModelFileType> file_type_arg(const CliArgs& a) {
+  return a.has("--type") ? parse_model_file_type(a.get("--type")) : ModelFileType::kF16;
 }
 
 int run_convert(int argc, char** argv) {
-  auto args = parse_args(argc, argv, {"--output", "--type"}, {"--quiet"});
-  if (args.ok() && args->help) {
+  auto args = parse_command(
+      argc, argv, {.value_options = {"--output", "--type"}, .flags = {"--quiet"}, .aliases = {{"-o", "--output"}}});
+  if (args.ok() && args->help()) {
     std::fputs(kConvertHelp, stdout);
     return 0;
   }
-  if (!args.ok() || args->positional.size() != 1 || !args->values.count("--output")) {
+  if (!args.ok() || args->positional().size() != 1 || !args->has("--output")) {
     std::fprintf(stderr, "ft-model convert: %s\n%s",
                  args.ok() ? "expected DIR and -o OUT.gguf" : args.status().message().c_str(), kConvertHelp);
     return 2;
@@ -332,10 +280,10 @@ int run_convert(int argc, char** argv) {
     return 2;
   }
   ConvertOptions o;
-  o.input_dir = args->positional[0];
-  o.output_path = args->values["--output"];
+  o.input_dir = args->positional()[0];
+  o.output_path = args->get("--output");
   o.type = *type;
-  o.callbacks = progress_callbacks(args->flags.count("--quiet") > 0);
+  o.callbacks = progress_callbacks(args->has("--quiet"));
   Status s = convert_hf_to_gguf(o);
   if (!s.ok()) {
     std::fprintf(stderr, "ft-model convert: %s\n", s.message().c_str());
@@ -345,45 +293,41 @@ int run_convert(int argc, char** argv) {
   return 0;
 }
 
-Result<SynthOptions> synth_options(const Args& a) {
+Result<SynthOptions> synth_options(const CliArgs& a) {
   SynthOptions o;
-  const std::string arch = a.values.count("--arch") ? a.values.at("--arch") : "";
+  const std::string arch = a.get("--arch");
   if (arch == "qwen3") o.arch = ModelArch::kQwen3;
   else if (arch == "qwen2") o.arch = ModelArch::kQwen2;
   else if (arch == "llama") o.arch = ModelArch::kLlama;
   else return FT_ERROR(ErrorCode::kInvalidArgument, "--arch must be qwen3, qwen2 or llama");
-  FT_ASSIGN_OR_RETURN(o.layers, parse_u32(a, "--layers", o.layers));
-  FT_ASSIGN_OR_RETURN(o.hidden, parse_u32(a, "--hidden", o.hidden));
-  FT_ASSIGN_OR_RETURN(o.intermediate, parse_u32(a, "--intermediate", o.intermediate));
-  FT_ASSIGN_OR_RETURN(o.heads, parse_u32(a, "--heads", o.heads));
-  FT_ASSIGN_OR_RETURN(o.kv_heads, parse_u32(a, "--kv-heads", o.kv_heads));
-  FT_ASSIGN_OR_RETURN(o.head_dim, parse_u32(a, "--head-dim", o.head_dim));
-  FT_ASSIGN_OR_RETURN(o.context_length, parse_u32(a, "--context", o.context_length));
-  if (a.values.count("--seed")) {
-    const std::string& s = a.values.at("--seed");
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), o.seed);
-    if (ec != std::errc() || end != s.data() + s.size())
-      return FT_ERROR(ErrorCode::kInvalidArgument, "--seed must be an unsigned integer, got \"{}\"", s);
-  }
+  FT_ASSIGN_OR_RETURN(o.layers, a.get_positive_u32("--layers", o.layers));
+  FT_ASSIGN_OR_RETURN(o.hidden, a.get_positive_u32("--hidden", o.hidden));
+  FT_ASSIGN_OR_RETURN(o.intermediate, a.get_positive_u32("--intermediate", o.intermediate));
+  FT_ASSIGN_OR_RETURN(o.heads, a.get_positive_u32("--heads", o.heads));
+  FT_ASSIGN_OR_RETURN(o.kv_heads, a.get_positive_u32("--kv-heads", o.kv_heads));
+  FT_ASSIGN_OR_RETURN(o.head_dim, a.get_positive_u32("--head-dim", o.head_dim));
+  FT_ASSIGN_OR_RETURN(o.context_length, a.get_positive_u32("--context", o.context_length));
+  FT_ASSIGN_OR_RETURN(o.seed, a.get_u64("--seed", o.seed));
   FT_ASSIGN_OR_RETURN(o.type, file_type_arg(a));
-  o.tied_embeddings = a.flags.count("--tied") > 0;
-  if (!a.values.count("--vocab-from") && !a.values.count("--tokenizer"))
+  o.tied_embeddings = a.has("--tied");
+  if (!a.has("--vocab-from") && !a.has("--tokenizer"))
     return FT_ERROR(ErrorCode::kInvalidArgument, "--vocab-from tokenizer.json is required");
-  o.tokenizer_json_path = a.values.count("--vocab-from") ? a.values.at("--vocab-from") : a.values.at("--tokenizer");
-  if (a.values.count("--tokenizer-config")) o.tokenizer_config_path = a.values.at("--tokenizer-config");
-  if (!a.values.count("--output")) return FT_ERROR(ErrorCode::kInvalidArgument, "-o OUT.gguf is required");
-  o.output_path = a.values.at("--output");
-  if (!a.positional.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "unexpected argument {}", a.positional[0]);
+  o.tokenizer_json_path = a.has("--vocab-from") ? a.get("--vocab-from") : a.get("--tokenizer");
+  if (a.has("--tokenizer-config")) o.tokenizer_config_path = a.get("--tokenizer-config");
+  if (!a.has("--output")) return FT_ERROR(ErrorCode::kInvalidArgument, "-o OUT.gguf is required");
+  o.output_path = a.get("--output");
+  if (!a.positional().empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "unexpected argument {}", a.positional()[0]);
   return o;
 }
 
 int run_synth(int argc, char** argv) {
-  auto args = parse_args(argc, argv,
-                         {"--arch", "--layers", "--hidden", "--intermediate", "--heads", "--kv-heads", "--head-dim",
-                          "--context", "--vocab-from", "--tokenizer", "--tokenizer-config", "--type", "--seed",
-                          "--output"},
-                         {"--tied", "--quiet"});
-  if (args.ok() && args->help) {
+  auto args = parse_command(argc, argv,
+                            {.value_options = {"--arch", "--layers", "--hidden", "--intermediate", "--heads",
+                                               "--kv-heads", "--head-dim", "--context", "--vocab-from", "--tokenizer",
+                                               "--tokenizer-config", "--type", "--seed", "--output"},
+                             .flags = {"--tied", "--quiet"},
+                             .aliases = {{"-o", "--output"}}});
+  if (args.ok() && args->help()) {
     std::fputs(kSynthHelp, stdout);
     return 0;
   }
@@ -392,7 +336,7 @@ int run_synth(int argc, char** argv) {
     std::fprintf(stderr, "ft-model synth: %s\n%s", options.status().message().c_str(), kSynthHelp);
     return 2;
   }
-  options->callbacks = progress_callbacks(args->flags.count("--quiet") > 0);
+  options->callbacks = progress_callbacks(args->has("--quiet"));
   Status s = synth_model(*options);
   if (!s.ok()) {
     std::fprintf(stderr, "ft-model synth: %s\n", s.message().c_str());

@@ -8,6 +8,7 @@
 #include "runtime/base/files.h"
 #include "runtime/model/gguf_reader.h"
 #include "runtime/text/chat_template.h"
+#include "tools/common/cli_args.h"
 
 namespace ft::tools {
 namespace {
@@ -34,7 +35,6 @@ constexpr const char* kUsage =
 struct Options {
   std::string model;
   ChatRenderOptions render;
-  bool has_messages = false;
 };
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -52,48 +52,34 @@ Result<json> parse_json_arg(const std::string& flag, const std::string& text) {
   return parsed;
 }
 
-// Parses argv; a usage error comes back as kInvalidArgument.
-Result<Options> parse_args(int argc, char** argv) {
+// The options from the command line; a usage error comes back as kInvalidArgument.
+Result<Options> options_from(const CliArgs& args) {
+  if (!args.positional().empty())
+    return Status(ErrorCode::kInvalidArgument, "unexpected argument " + args.positional()[0]);
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    auto value = [&]() -> Result<std::string> {
-      if (i + 1 >= argc) return Status(ErrorCode::kInvalidArgument, flag + " needs a value");
-      return std::string(argv[++i]);
-    };
-    if (flag == "--model") {
-      FT_ASSIGN_OR_RETURN(o.model, value());
-    } else if (flag == "--messages") {
-      FT_ASSIGN_OR_RETURN(std::string v, value());
-      FT_ASSIGN_OR_RETURN(o.render.messages, parse_json_arg(flag, v));
-      if (!o.render.messages.is_array()) return Status(ErrorCode::kInvalidArgument, "--messages must be a JSON array");
-      o.has_messages = true;
-    } else if (flag == "--tools") {
-      FT_ASSIGN_OR_RETURN(std::string v, value());
-      FT_ASSIGN_OR_RETURN(o.render.tools, parse_json_arg(flag, v));
-      if (!o.render.tools.is_array()) return Status(ErrorCode::kInvalidArgument, "--tools must be a JSON array");
-    } else if (flag == "--no-generation-prompt") {
-      o.render.add_generation_prompt = false;
-    } else if (flag == "--enable-thinking") {
-      FT_ASSIGN_OR_RETURN(std::string v, value());
-      if (v != "true" && v != "false") return Status(ErrorCode::kInvalidArgument, "--enable-thinking takes true or false");
-      o.render.enable_thinking = v == "true";
-    } else if (flag == "--var") {
-      FT_ASSIGN_OR_RETURN(std::string v, value());
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) return Status(ErrorCode::kInvalidArgument, "--var takes NAME=JSON");
-      FT_ASSIGN_OR_RETURN(json parsed, parse_json_arg("--var " + v.substr(0, eq), v.substr(eq + 1)));
-      o.render.extra[v.substr(0, eq)] = std::move(parsed);
-    } else if (flag == "--bos") {
-      FT_ASSIGN_OR_RETURN(o.render.bos_token, value());
-    } else if (flag == "--eos") {
-      FT_ASSIGN_OR_RETURN(o.render.eos_token, value());
-    } else {
-      return Status(ErrorCode::kInvalidArgument, "unknown option " + flag);
-    }
-  }
+  o.model = args.get("--model");
   if (o.model.empty()) return Status(ErrorCode::kInvalidArgument, "--model is required");
-  if (!o.has_messages) return Status(ErrorCode::kInvalidArgument, "--messages is required");
+  if (!args.has("--messages")) return Status(ErrorCode::kInvalidArgument, "--messages is required");
+  FT_ASSIGN_OR_RETURN(o.render.messages, parse_json_arg("--messages", args.get("--messages")));
+  if (!o.render.messages.is_array()) return Status(ErrorCode::kInvalidArgument, "--messages must be a JSON array");
+  if (args.has("--tools")) {
+    FT_ASSIGN_OR_RETURN(o.render.tools, parse_json_arg("--tools", args.get("--tools")));
+    if (!o.render.tools.is_array()) return Status(ErrorCode::kInvalidArgument, "--tools must be a JSON array");
+  }
+  o.render.add_generation_prompt = !args.has("--no-generation-prompt");
+  if (args.has("--enable-thinking")) {
+    const std::string v = args.get("--enable-thinking");
+    if (v != "true" && v != "false") return Status(ErrorCode::kInvalidArgument, "--enable-thinking takes true or false");
+    o.render.enable_thinking = v == "true";
+  }
+  for (const std::string& v : args.get_all("--var")) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0) return Status(ErrorCode::kInvalidArgument, "--var takes NAME=JSON");
+    FT_ASSIGN_OR_RETURN(json parsed, parse_json_arg("--var " + v.substr(0, eq), v.substr(eq + 1)));
+    o.render.extra[v.substr(0, eq)] = std::move(parsed);
+  }
+  if (args.has("--bos")) o.render.bos_token = args.get("--bos");
+  if (args.has("--eos")) o.render.eos_token = args.get("--eos");
   return o;
 }
 
@@ -138,14 +124,15 @@ Result<std::string> render(const Options& o) {
 }  // namespace
 
 int run_template_command(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
+  auto args = CliArgs::parse({.value_options = {"--model", "--messages", "--tools", "--enable-thinking", "--var", "--bos",
+                                                "--eos"},
+                              .flags = {"--no-generation-prompt"}},
+                             argc - 1, argv + 1);
+  if (args.ok() && args->help()) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  auto options = parse_args(argc, argv);
+  auto options = args.ok() ? options_from(*args) : Result<Options>(args.status());
   if (!options.ok()) {
     std::fprintf(stderr, "ft-model template: %s\n\n%s", options.status().message().c_str(), kUsage);
     return 2;

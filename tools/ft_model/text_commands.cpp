@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/text/tokenizer.h"
+#include "tools/common/cli_args.h"
 
 #if __has_include("runtime/model/gguf_reader.h")
 #include "runtime/model/gguf_reader.h"
@@ -47,33 +48,20 @@ struct TextArgs {
   std::vector<std::string> positional;
 };
 
-// Flags may stand anywhere; "--" ends them (for text that starts with "--").
+// tokenize and detokenize share one option set; "--" ends it, for TEXT that
+// starts with "--".
 Result<TextArgs> parse_args(int argc, char** argv) {
-  TextArgs args;
-  bool flags_done = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (flags_done || arg.size() < 2 || arg[0] != '-' || arg == "-") {
-      args.positional.push_back(arg);
-    } else if (arg == "--") {
-      flags_done = true;
-    } else if (arg == "--help" || arg == "-h") {
-      args.help = true;
-    } else if (arg == "--model") {
-      if (i + 1 >= argc) return FT_ERROR(ErrorCode::kInvalidArgument, "--model needs a value");
-      args.model = argv[++i];
-    } else if (arg == "--json") {
-      args.json = true;
-    } else if (arg == "--no-special") {
-      args.parse_special = false;
-    } else if (arg == "--no-add-special") {
-      args.add_special = false;
-    } else if (arg == "--skip-special") {
-      args.skip_special = true;
-    } else {
-      return FT_ERROR(ErrorCode::kInvalidArgument, "unknown option {}", arg);
-    }
-  }
+  FT_ASSIGN_OR_RETURN(CliArgs parsed,
+                      CliArgs::parse({.value_options = {"--model"},
+                                      .flags = {"--json", "--no-special", "--no-add-special", "--skip-special"}},
+                                     argc - 1, argv + 1));
+  TextArgs args{.model = parsed.get("--model"),
+                .json = parsed.has("--json"),
+                .parse_special = !parsed.has("--no-special"),
+                .add_special = !parsed.has("--no-add-special"),
+                .skip_special = parsed.has("--skip-special"),
+                .help = parsed.help(),
+                .positional = parsed.positional()};
   if (!args.help && args.model.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "--model is required");
   return args;
 }
