@@ -66,7 +66,13 @@ int run() {
     if (!x.ok() || !w.ok() || !out.ok()) return 2;
     measure(fmt::format("rmsnorm bf16 {}x{}", n_rows, hidden), 2.0 * n * 2 + hidden * 2,
             [&] { return rmsnorm(ctx, dt, s, *x, *w, *out); });
-    for (auto buf : {*x, *w, *out}) b.free(buf);
+    // Fused residual: reads x and residual, writes out and the new residual.
+    auto res = b.alloc(n * 2);
+    if (!res.ok()) return 2;
+    (void)b.copy_on_device(*res, *x, n * 2);
+    measure(fmt::format("add_rmsnorm bf16 {}x{}", n_rows, hidden), 4.0 * n * 2 + hidden * 2,
+            [&] { return add_rmsnorm(ctx, dt, s, *x, *res, *w, *out, *res); });
+    for (auto buf : {*x, *w, *out, *res}) b.free(buf);
   }
   for (auto [n_rows, inter] : {std::pair{4096, 12288}, {8192, 14336}}) {
     size_t n = static_cast<size_t>(n_rows) * inter;

@@ -4,14 +4,14 @@
 
 namespace ft {
 
-KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden) {
+KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool add_residual) {
   const NormTile& tile = target.tiles.norm;
   KernelSpec s;
-  s.name = fmt::format("ft_rmsnorm_{}_h{}", dtype_name(dtype), hidden);
+  s.name = fmt::format("ft_{}rmsnorm_{}_h{}", add_residual ? "add_" : "", dtype_name(dtype), hidden);
   s.family = "rmsnorm";
   s.function = "ft::rmsnorm";
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(hidden), std::to_string(tile.block_threads),
-                     std::to_string(tile.load_bytes)};
+                     std::to_string(tile.load_bytes), add_residual ? "true" : "false"};
   s.args_type = fmt::format("ft::RmsNormArgs<{}>", dtype_device_name(dtype));
   s.block_threads = tile.block_threads;
   return s;
@@ -46,7 +46,11 @@ std::vector<int> catalog_intermediate_sizes() {
 std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
   std::vector<KernelSpec> specs;
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
-    for (int h : catalog_hidden_sizes()) specs.push_back(rmsnorm_spec(target, dt, h));
+    for (int h : catalog_hidden_sizes()) {
+      specs.push_back(rmsnorm_spec(target, dt, h));
+      // The fused residual form is for model widths, not per-head q/k norms.
+      if (h >= 896) specs.push_back(rmsnorm_spec(target, dt, h, true));
+    }
     for (int i : catalog_intermediate_sizes()) specs.push_back(gated_act_spec(target, dt, GatedAct::kSilu, i));
     for (int i : {9216, 14336, 16384}) specs.push_back(gated_act_spec(target, dt, GatedAct::kGeluTanh, i));
   }

@@ -13,8 +13,9 @@ namespace ft {
 
 enum class GatedAct { kSilu, kGeluTanh };
 
-// RMSNorm over rows of width `hidden`.
-KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden);
+// RMSNorm over rows of width `hidden`; with `add_residual`, fused with the
+// residual add that precedes it.
+KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool add_residual = false);
 // act(gate) * up over [rows, 2 * inter].
 KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, int inter);
 

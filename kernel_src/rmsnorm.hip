@@ -1,4 +1,8 @@
 // RMSNorm: out[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight.
+// With kAddResidual, the skip connection is fused in: h = x + residual is
+// rounded to T (as a framework computing in T would), written to
+// residual_out for the next layer, and normalized. That saves a separate add
+// kernel's full read and write of the hidden state per norm.
 //
 // One block per row. The row width is a template constant, so each thread
 // keeps its slice in registers (hidden 8192 at 256 threads and 16-byte loads is
@@ -14,11 +18,13 @@ struct RmsNormArgs {
   const T* x;       // [rows, hidden]
   const T* weight;  // [hidden]
   T* out;           // [rows, hidden]
+  const T* residual;  // [rows, hidden], read only with kAddResidual
+  T* residual_out;    // [rows, hidden] = x + residual, written only with kAddResidual
   float eps;
   int rows;
 };
 
-template <typename T, int kHidden, int kThreads, int kLoadBytes>
+template <typename T, int kHidden, int kThreads, int kLoadBytes, bool kAddResidual>
 FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   using V = Vec<T, kLoadBytes>;
   constexpr int kPerVec = V::kCount;
@@ -29,8 +35,9 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   __shared__ float scratch[(kThreads + FT_WAVE_SIZE - 1) / FT_WAVE_SIZE];
   const int row = block_x();
   if (row >= a.rows) return;
-  const T* x = a.x + static_cast<long long>(row) * kHidden;
-  T* out = a.out + static_cast<long long>(row) * kHidden;
+  const long long offset = static_cast<long long>(row) * kHidden;
+  const T* x = a.x + offset;
+  T* out = a.out + offset;
 
   float vals[kVecsPerThread][kPerVec];
   float sum_sq = 0.0f;
@@ -39,6 +46,12 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
     const int vi = thread_x() + i * kThreads;
     if (kVecs % kThreads == 0 || vi < kVecs) {
       V v = load_vec<T, kLoadBytes>(x + vi * kPerVec);
+      if constexpr (kAddResidual) {
+        V r = load_vec<T, kLoadBytes>(a.residual + offset + vi * kPerVec);
+#pragma unroll
+        for (int j = 0; j < kPerVec; ++j) v.v[j] = from_float<T>(to_float(v.v[j]) + to_float(r.v[j]));
+        store_vec<T, kLoadBytes>(a.residual_out + offset + vi * kPerVec, v);
+      }
 #pragma unroll
       for (int j = 0; j < kPerVec; ++j) {
         vals[i][j] = to_float(v.v[j]);

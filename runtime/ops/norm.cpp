@@ -1,35 +1,60 @@
 #include "runtime/ops/norm.h"
 
 #include <cmath>
+#include <vector>
 
 #include "jit/catalog.h"
 
 namespace ft {
 
-Status rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
-               DeviceBuffer out) {
+namespace {
+
+Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
+                      DeviceBuffer out, const DeviceBuffer* residual, const DeviceBuffer* residual_out) {
   const int per_vec = ctx.facts().tiles.norm.load_bytes / dtype_size(dtype);
   if (s.rows <= 0 || s.hidden <= 0 || s.hidden % per_vec != 0)
     return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: hidden {} must be a positive multiple of {} ({} rows)",
                     s.hidden, per_vec, s.rows);
-  const size_t row_bytes = static_cast<size_t>(s.hidden) * dtype_size(dtype);
-  if (x.bytes < row_bytes * s.rows || out.bytes < row_bytes * s.rows || weight.bytes < row_bytes)
+  const size_t bytes = static_cast<size_t>(s.hidden) * dtype_size(dtype) * s.rows;
+  bool too_small = x.bytes < bytes || out.bytes < bytes || weight.bytes < bytes / s.rows;
+  if (residual) too_small = too_small || residual->bytes < bytes || residual_out->bytes < bytes;
+  if (too_small)
     return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: buffers too small for [{}, {}] {}", s.rows, s.hidden,
                     dtype_name(dtype));
-  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(rmsnorm_spec(ctx.facts(), dtype, s.hidden)));
-  // Mirrors kernel_src/rmsnorm.hip's RmsNormArgs<T>: three pointers, eps, rows.
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(rmsnorm_spec(ctx.facts(), dtype, s.hidden, residual != nullptr)));
+  // Mirrors kernel_src/rmsnorm.hip's RmsNormArgs<T>.
   struct {
-    uint64_t x, weight, out;
+    uint64_t x, weight, out, residual, residual_out;
     float eps;
     int rows;
-  } args{x.ptr, weight.ptr, out.ptr, s.eps, s.rows};
+  } args{x.ptr, weight.ptr, out.ptr, residual ? residual->ptr : 0, residual_out ? residual_out->ptr : 0, s.eps,
+         s.rows};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(s.rows);
   dims.block[0] = static_cast<unsigned>(ctx.facts().tiles.norm.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 
-void rmsnorm_reference(const RmsNormShape& s, const float* x, const float* w, float* out) {
+}  // namespace
+
+Status rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
+               DeviceBuffer out) {
+  return launch_rmsnorm(ctx, dtype, s, x, weight, out, nullptr, nullptr);
+}
+
+Status add_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer residual,
+                   DeviceBuffer weight, DeviceBuffer out, DeviceBuffer residual_out) {
+  return launch_rmsnorm(ctx, dtype, s, x, weight, out, &residual, &residual_out);
+}
+
+void rmsnorm_reference(const RmsNormShape& s, const float* x, const float* w, float* out, const float* residual,
+                       float* residual_out) {
+  std::vector<float> h;
+  if (residual) {
+    h.resize(static_cast<size_t>(s.rows) * s.hidden);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = residual_out[i] = x[i] + residual[i];
+    x = h.data();
+  }
   for (int r = 0; r < s.rows; ++r) {
     const float* xr = x + static_cast<size_t>(r) * s.hidden;
     double sum = 0;

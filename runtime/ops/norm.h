@@ -17,7 +17,14 @@ struct RmsNormShape {
 Status rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& shape, DeviceBuffer x, DeviceBuffer weight,
                DeviceBuffer out);
 
-// The reference in f32 (accumulating in double).
-void rmsnorm_reference(const RmsNormShape& shape, const float* x, const float* weight, float* out);
+// The same on h = x + residual, which is also written to residual_out (the
+// skip connection the next layer adds to); residual_out may alias residual.
+Status add_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& shape, DeviceBuffer x, DeviceBuffer residual,
+                   DeviceBuffer weight, DeviceBuffer out, DeviceBuffer residual_out);
+
+// The reference in f32 (accumulating in double). With `residual` non-null,
+// normalizes x + residual and stores that sum in residual_out.
+void rmsnorm_reference(const RmsNormShape& shape, const float* x, const float* weight, float* out,
+                       const float* residual = nullptr, float* residual_out = nullptr);
 
 }  // namespace ft

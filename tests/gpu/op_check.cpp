@@ -2,6 +2,7 @@
 // reference, over many shapes, with fresh random inputs and the output
 // poisoned (0xFF bytes = NaN in every float format) before each run.
 // Prints a table; exits 1 if any case fails. Run by tests/gpu/run_on_gpu.sh.
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -22,22 +23,34 @@ struct Case {
   std::string error;
 };
 
-Result<double> check_rmsnorm(OpContext& ctx, DType dt, int rows, int hidden, std::mt19937& rng) {
+// With `fused`, also checks residual_out = x + residual; the error reported
+// is the larger of the two outputs'.
+Result<double> check_rmsnorm(OpContext& ctx, DType dt, int rows, int hidden, bool fused, std::mt19937& rng) {
   RmsNormShape s{rows, hidden, 1e-6f};
-  auto x = gpu::random_values(static_cast<size_t>(rows) * hidden, dt, rng, 2.0f);
+  const size_t n = static_cast<size_t>(rows) * hidden;
+  auto x = gpu::random_values(n, dt, rng, 2.0f);
+  auto res = gpu::random_values(n, dt, rng, 2.0f);
   auto w = gpu::random_values(hidden, dt, rng);
-  std::vector<float> ref(x.size());
-  rmsnorm_reference(s, x.data(), w.data(), ref.data());
+  std::vector<float> ref(n), ref_res(n);
+  rmsnorm_reference(s, x.data(), w.data(), ref.data(), fused ? res.data() : nullptr, ref_res.data());
   Backend& b = ctx.backend();
   FT_ASSIGN_OR_RETURN(DeviceBuffer dx, gpu::upload(b, x, dt));
+  FT_ASSIGN_OR_RETURN(DeviceBuffer dres, gpu::upload(b, res, dt));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dw, gpu::upload(b, w, dt));
-  FT_ASSIGN_OR_RETURN(DeviceBuffer dout, b.alloc(x.size() * dtype_size(dt)));
+  FT_ASSIGN_OR_RETURN(DeviceBuffer dout, b.alloc(n * dtype_size(dt)));
+  FT_ASSIGN_OR_RETURN(DeviceBuffer dres_out, b.alloc(n * dtype_size(dt)));
   FT_RETURN_IF_ERROR(b.fill_bytes(dout, 0xFF));
-  FT_RETURN_IF_ERROR(rmsnorm(ctx, dt, s, dx, dw, dout));
+  FT_RETURN_IF_ERROR(b.fill_bytes(dres_out, 0xFF));
+  FT_RETURN_IF_ERROR(fused ? add_rmsnorm(ctx, dt, s, dx, dres, dw, dout, dres_out) : rmsnorm(ctx, dt, s, dx, dw, dout));
   FT_RETURN_IF_ERROR(b.synchronize());
   FT_ASSIGN_OR_RETURN(auto got, gpu::download(b, dout, dt));
-  for (auto buf : {dx, dw, dout}) b.free(buf);
-  return gpu::rel_l2(got, ref);
+  double err = gpu::rel_l2(got, ref);
+  if (fused) {
+    FT_ASSIGN_OR_RETURN(auto got_res, gpu::download(b, dres_out, dt));
+    err = std::max(err, gpu::rel_l2(got_res, ref_res));
+  }
+  for (auto buf : {dx, dres, dw, dout, dres_out}) b.free(buf);
+  return err;
 }
 
 Result<double> check_act(OpContext& ctx, DType dt, GatedAct act, int rows, int inter, std::mt19937& rng) {
@@ -75,9 +88,11 @@ int run() {
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (auto [rows, hidden] : {std::pair{1, 64}, {3, 128}, {7, 896}, {1, 4096}, {33, 4096}, {5, 5120}, {2, 8192},
                                 {17, 2056}, {4, 12288}}) {
-      auto r = check_rmsnorm(ctx, dt, rows, hidden, rng);
-      cases.push_back({"rmsnorm", dt, fmt::format("{}x{}", rows, hidden), r.ok() ? *r : -1,
-                       r.ok() ? "" : r.status().message()});
+      for (bool fused : {false, true}) {
+        auto r = check_rmsnorm(ctx, dt, rows, hidden, fused, rng);
+        cases.push_back({fused ? "add_rmsnorm" : "rmsnorm", dt, fmt::format("{}x{}", rows, hidden), r.ok() ? *r : -1,
+                         r.ok() ? "" : r.status().message()});
+      }
     }
     for (GatedAct act : {GatedAct::kSilu, GatedAct::kGeluTanh})
       for (auto [rows, inter] : {std::pair{1, 3072}, {3, 12288}, {9, 8}, {2, 1000}, {32, 14336}, {1, 4104}}) {

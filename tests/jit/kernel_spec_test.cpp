@@ -14,7 +14,10 @@ TEST(KernelSpec, GeneratedSourceInstantiatesTheTemplate) {
   std::string src = generate_source(s);
   EXPECT_NE(src.find("#include \"rmsnorm.hip\""), std::string::npos);
   EXPECT_NE(src.find("extern \"C\" __global__ void FT_LAUNCH_BOUNDS(256) ft_rmsnorm_bf16_h4096("), std::string::npos);
-  EXPECT_NE(src.find("ft::rmsnorm<ft::bf16,4096,256,16>(args)"), std::string::npos);
+  EXPECT_NE(src.find("ft::rmsnorm<ft::bf16,4096,256,16,false>(args)"), std::string::npos);
+  KernelSpec fused = rmsnorm_spec(*find_target("gfx1150"), DType::kBF16, 4096, true);
+  EXPECT_EQ(fused.name, "ft_add_rmsnorm_bf16_h4096");
+  EXPECT_NE(generate_source(fused).find("ft::rmsnorm<ft::bf16,4096,256,16,true>(args)"), std::string::npos);
   auto headers = included_headers(src);
   ASSERT_TRUE(headers.ok()) << headers.status().to_string();
   ASSERT_EQ(headers->size(), 2u);
