@@ -132,7 +132,7 @@ TEST(FtJitCli, UnwritableCacheDirFallsBackToMemory) {
   ScratchDir dir;
   std::string file = dir.path() + "/not-a-dir";
   std::ofstream(file) << "x";
-  auto r = run_ft_jit({"FT_CACHE_DIR=" + file + "/cache"}, {"warm", "--arch", "gfx1150", "--kernel", "rmsnorm_f32_h1024"});
+  auto r = run_ft_jit({"FT_CACHE_DIR=" + file + "/cache"}, {"warm", "--arch", "gfx1150", "--kernel", "ft_rmsnorm_f32_h1024"});
   EXPECT_TRUE(r.exited_ok()) << r.output;
   EXPECT_NE(r.output.find("in-memory"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 compiled"), std::string::npos) << r.output;
