@@ -104,7 +104,7 @@ int print_isa(const Row& r) {
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  auto parsed = CliArgs::parse({.value_options = {"--arch", "--kernel", "--jobs"}, .flags = {"--isa", "--json"}}, argc, argv);
+  auto parsed = CliArgs::parse({.value_options = {"--arch", "--kernel"}, .flags = {"--isa", "--json"}}, argc, argv);
   if (parsed.ok() && parsed->help()) {
     std::fputs(kInspectHelp, stdout);
     return 0;
@@ -121,6 +121,9 @@ int cmd_inspect(int argc, char** argv) {
   if (args.has("--arch")) {
     auto session = open_session(args.get("--arch"), 0, "");
     if (!session) return 1;
+    // Without a SASS disassembler, --isa on NVIDIA shows NVRTC's PTX instead.
+    const bool want_ptx = args.has("--isa") && !session->target.facts->is_amd() &&
+                          disassembler_for(session->target, "x").empty();
     for (const auto& spec : kernel_catalog(*session->target.facts)) {
       if (spec.name.find(filter) == std::string::npos) continue;
       auto k = session->service->get(spec, session->target);
@@ -130,8 +133,7 @@ int cmd_inspect(int argc, char** argv) {
         continue;
       }
       Row row{k->target, k->resources, args.has("--isa") ? k->code_object : "", ""};
-      if (args.has("--isa") && !session->target.facts->is_amd() &&
-          disassembler_for(session->target, "x").empty()) {
+      if (want_ptx) {
         auto ptx = session->service->ptx(spec, session->target);
         if (ptx.ok()) row.ptx = *ptx;
         else std::fprintf(stderr, "ft-jit inspect: %s\n", ptx.status().message().c_str());
