@@ -25,6 +25,7 @@ enum class ErrorCode {
   kCompileError,     // a kernel failed to compile (or the compiler crashed)
   kDevice,           // a driver or device call failed
   kInternal,         // a broken invariant inside ft
+  kUnavailable,      // busy or full for now (a full request queue); retry later
 };
 
 const char* error_code_name(ErrorCode code);

@@ -1,7 +1,9 @@
-// One interface over the devices ft runs on. This slice holds what the op
-// tests and benchmarks need: device query, buffers, copies, code-object
-// loading, kernel launch and event timing. Streams, graphs and pinned host
-// memory come with the engine.
+// One interface over the devices ft runs on: device query, buffers, copies,
+// code-object loading, kernel launch and timing.
+//
+// Backends: "cuda:N" (driver API through dlopen), "cpu" (host memory; the ops
+// run their C++ reference implementations, multithreaded). A DeviceBuffer's
+// ptr is a device address on a GPU and a host address on the CPU backend.
 //
 // Thread safety: a Backend is used from one thread at a time.
 #pragma once
@@ -10,10 +12,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "runtime/base/status.h"
 
 namespace ft {
+
+enum class DeviceKind { kCpu, kCuda, kHip };
 
 struct DeviceInfo {
   std::string name;        // "NVIDIA H200"
@@ -40,7 +45,10 @@ struct LaunchDims {
 class Backend {
  public:
   virtual ~Backend() = default;
+  virtual DeviceKind kind() const = 0;
   virtual const DeviceInfo& info() const = 0;
+  // Bytes that can still be allocated now (for sizing the KV cache).
+  virtual Result<int64_t> free_bytes() = 0;
   virtual Result<DeviceBuffer> alloc(size_t bytes) = 0;
   virtual void free(DeviceBuffer buffer) = 0;
   virtual Status copy_to_device(DeviceBuffer dst, const void* src, size_t bytes) = 0;
@@ -60,5 +68,11 @@ class Backend {
 
 // "cuda:0". A missing driver or device is a clear error.
 Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal);
+// Host memory; ops run on `threads` OpenMP threads (0: FT_CPU_THREADS, else
+// every core).
+Result<std::unique_ptr<Backend>> open_cpu_backend(int threads = 0);
+// "cpu", "cuda:N", "cuda" (= cuda:0) or "auto" (the first GPU found, else the
+// CPU). An unknown name or a missing device is an error naming what exists.
+Result<std::unique_ptr<Backend>> open_backend(std::string_view device);
 
 }  // namespace ft

@@ -35,6 +35,7 @@ struct DriverApi {
   CUresult (*ctx_set_current)(CUcontext);
   CUresult (*ctx_synchronize)();
   CUresult (*mem_alloc)(CUdeviceptr*, size_t);
+  CUresult (*mem_get_info)(size_t*, size_t*);
   CUresult (*mem_free)(CUdeviceptr);
   CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t);
   CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t);
@@ -69,7 +70,13 @@ class CudaBackend final : public Backend {
     api_.primary_ctx_release(dev_);
   }
 
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
   const DeviceInfo& info() const override { return info_; }
+  Result<int64_t> free_bytes() override {
+    size_t free = 0, total = 0;
+    FT_RETURN_IF_ERROR(check(api_.mem_get_info(&free, &total), "cuMemGetInfo"));
+    return static_cast<int64_t>(free);
+  }
 
   Result<DeviceBuffer> alloc(size_t bytes) override {
     CUdeviceptr p = 0;
@@ -156,7 +163,7 @@ Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal) {
             bind(lib, {"cuDevicePrimaryCtxRetain"}, a.primary_ctx_retain) &&
             bind(lib, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, a.primary_ctx_release) &&
             bind(lib, {"cuCtxSetCurrent"}, a.ctx_set_current) && bind(lib, {"cuCtxSynchronize"}, a.ctx_synchronize) &&
-            bind(lib, {"cuMemAlloc_v2"}, a.mem_alloc) && bind(lib, {"cuMemFree_v2"}, a.mem_free) &&
+            bind(lib, {"cuMemAlloc_v2"}, a.mem_alloc) && bind(lib, {"cuMemGetInfo_v2"}, a.mem_get_info) && bind(lib, {"cuMemFree_v2"}, a.mem_free) &&
             bind(lib, {"cuMemcpyHtoD_v2"}, a.memcpy_htod) && bind(lib, {"cuMemcpyDtoH_v2"}, a.memcpy_dtoh) &&
             bind(lib, {"cuMemsetD8_v2"}, a.memset_d8) && bind(lib, {"cuMemcpyDtoD_v2"}, a.memcpy_dtod) && bind(lib, {"cuModuleLoadData"}, a.module_load_data) &&
             bind(lib, {"cuModuleUnload"}, a.module_unload) &&

@@ -6,6 +6,14 @@ namespace ft {
 
 Status gated_act(OpContext& ctx, DType dtype, GatedAct act, int rows, int inter, DeviceBuffer gate_up,
                  DeviceBuffer out) {
+  if (ctx.on_cpu()) {
+    FT_RETURN_IF_ERROR(check_cpu_dtype("gated_act", dtype));
+    const size_t n = static_cast<size_t>(rows) * inter * 4;
+    if (rows <= 0 || inter <= 0 || gate_up.bytes < 2 * n || out.bytes < n)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "gated_act: bad shape [{}, {}] or buffers too small", rows, inter);
+    gated_act_reference(act, rows, inter, host_ptr<const float>(gate_up), host_ptr<float>(out));
+    return Status();
+  }
   const ActTile& tile = ctx.facts().tiles.act;
   const int per_vec = tile.load_bytes / dtype_size(dtype);
   if (rows <= 0 || inter <= 0 || inter % per_vec != 0)
@@ -30,6 +38,7 @@ Status gated_act(OpContext& ctx, DType dtype, GatedAct act, int rows, int inter,
 }
 
 void gated_act_reference(GatedAct act, int rows, int inter, const float* gate_up, float* out) {
+#pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; ++r) {
     const float* g = gate_up + static_cast<size_t>(r) * 2 * inter;
     const float* u = g + inter;

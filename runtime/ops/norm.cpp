@@ -11,6 +11,17 @@ namespace {
 
 Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
                       DeviceBuffer out, const DeviceBuffer* residual, const DeviceBuffer* residual_out) {
+  if (ctx.on_cpu()) {
+    FT_RETURN_IF_ERROR(check_cpu_dtype("rmsnorm", dtype));
+    const size_t bytes = static_cast<size_t>(s.hidden) * 4 * s.rows;
+    bool bad = s.rows <= 0 || s.hidden <= 0 || x.bytes < bytes || out.bytes < bytes || weight.bytes < bytes / s.rows;
+    if (residual) bad = bad || residual->bytes < bytes || residual_out->bytes < bytes;
+    if (bad) return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: bad shape [{}, {}] or buffers too small", s.rows, s.hidden);
+    rmsnorm_reference(s, host_ptr<const float>(x), host_ptr<const float>(weight), host_ptr<float>(out),
+                      residual ? host_ptr<const float>(*residual) : nullptr,
+                      residual_out ? host_ptr<float>(*residual_out) : nullptr);
+    return Status();
+  }
   const int per_vec = ctx.facts().tiles.norm.load_bytes / dtype_size(dtype);
   if (s.rows <= 0 || s.hidden <= 0 || s.hidden % per_vec != 0)
     return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: hidden {} must be a positive multiple of {} ({} rows)",
@@ -49,14 +60,17 @@ Status add_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuf
 
 void rmsnorm_reference(const RmsNormShape& s, const float* x, const float* w, float* out, const float* residual,
                        float* residual_out) {
-  std::vector<float> h;
-  if (residual) {
-    h.resize(static_cast<size_t>(s.rows) * s.hidden);
-    for (size_t i = 0; i < h.size(); ++i) h[i] = residual_out[i] = x[i] + residual[i];
-    x = h.data();
-  }
+#pragma omp parallel for schedule(static)
   for (int r = 0; r < s.rows; ++r) {
-    const float* xr = x + static_cast<size_t>(r) * s.hidden;
+    const size_t base = static_cast<size_t>(r) * s.hidden;
+    const float* xr = x + base;
+    std::vector<float> h;
+    if (residual) {
+      // residual_out may alias residual: read each element before writing it.
+      h.resize(s.hidden);
+      for (int i = 0; i < s.hidden; ++i) h[i] = residual_out[base + i] = x[base + i] + residual[base + i];
+      xr = h.data();
+    }
     double sum = 0;
     for (int i = 0; i < s.hidden; ++i) sum += static_cast<double>(xr[i]) * xr[i];
     const double scale = 1.0 / std::sqrt(sum / s.hidden + s.eps);

@@ -1,11 +1,14 @@
 // What a host launcher needs to run an op on a device: the backend, the
-// compile service and the target, plus the kernels already loaded.
+// compile service and the target, plus the kernels already loaded. On the CPU
+// backend there is no compiler and no target: launchers run their C++
+// reference on host memory instead (f32 activations).
 #pragma once
 
 #include <map>
 #include <string>
 
 #include "jit/compile_service.h"
+#include "runtime/base/dtype.h"
 #include "runtime/device/backend.h"
 
 namespace ft {
@@ -14,17 +17,31 @@ class OpContext {
  public:
   OpContext(Backend* backend, CompileService* jit, TargetId target)
       : backend_(backend), jit_(jit), target_(std::move(target)) {}
+  // The CPU backend.
+  explicit OpContext(Backend* backend) : backend_(backend) {}
 
   Backend& backend() { return *backend_; }
+  bool on_cpu() const { return backend_->kind() == DeviceKind::kCpu; }
+  // Only for GPU contexts.
   const TargetFacts& facts() const { return *target_.facts; }
+  const TargetId& target() const { return target_; }
   // Compiles (or fetches from the cache) and loads `spec` once per context.
   Result<KernelHandle> kernel(const KernelSpec& spec);
 
  private:
   Backend* backend_;
-  CompileService* jit_;
+  CompileService* jit_ = nullptr;
   TargetId target_;
   std::map<std::string, KernelHandle> loaded_;
 };
+
+// A CPU-backend buffer as a host pointer.
+template <typename T>
+T* host_ptr(DeviceBuffer b) {
+  return reinterpret_cast<T*>(b.ptr);
+}
+
+// On the CPU backend activations are f32; anything else is kUnsupported.
+Status check_cpu_dtype(const char* op, DType dtype);
 
 }  // namespace ft

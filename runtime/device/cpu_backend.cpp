@@ -1,0 +1,120 @@
+// The CPU backend: buffers are 64-byte aligned host memory and the ops run
+// their C++ reference implementations (runtime/ops), on OpenMP threads.
+#include <omp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "runtime/device/backend.h"
+
+namespace ft {
+namespace {
+
+int64_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+}
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(DeviceInfo info) : info_(std::move(info)) {}
+
+  DeviceKind kind() const override { return DeviceKind::kCpu; }
+  const DeviceInfo& info() const override { return info_; }
+  Result<int64_t> free_bytes() override { return mem_available_bytes(); }
+
+  Result<DeviceBuffer> alloc(size_t bytes) override {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (!p) return FT_ERROR(ErrorCode::kDevice, "cpu: out of memory allocating {} bytes", bytes);
+    return DeviceBuffer{reinterpret_cast<uint64_t>(p), bytes};
+  }
+  void free(DeviceBuffer b) override { std::free(reinterpret_cast<void*>(b.ptr)); }
+  Status copy_to_device(DeviceBuffer dst, const void* src, size_t bytes) override {
+    if (bytes > dst.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes into a {}-byte buffer", bytes, dst.bytes);
+    std::memcpy(reinterpret_cast<void*>(dst.ptr), src, bytes);
+    return Status();
+  }
+  Status copy_to_host(void* dst, DeviceBuffer src, size_t bytes) override {
+    if (bytes > src.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes from a {}-byte buffer", bytes, src.bytes);
+    std::memcpy(dst, reinterpret_cast<const void*>(src.ptr), bytes);
+    return Status();
+  }
+  Status fill_bytes(DeviceBuffer dst, uint8_t value) override {
+    std::memset(reinterpret_cast<void*>(dst.ptr), value, dst.bytes);
+    return Status();
+  }
+  Status copy_on_device(DeviceBuffer dst, DeviceBuffer src, size_t bytes) override {
+    if (bytes > dst.bytes || bytes > src.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes overruns a buffer", bytes);
+    std::memmove(reinterpret_cast<void*>(dst.ptr), reinterpret_cast<const void*>(src.ptr), bytes);
+    return Status();
+  }
+  Result<KernelHandle> load_kernel(const std::string&, const std::string& symbol) override {
+    return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend runs no compiled kernels (asked for {})", symbol);
+  }
+  Status launch(KernelHandle, const LaunchDims&, const void*, size_t) override {
+    return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend runs no compiled kernels");
+  }
+  Status synchronize() override { return Status(); }
+  Result<double> time_ms(const std::function<Status()>& work, int repeats) override {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < repeats; ++i) FT_RETURN_IF_ERROR(work());
+    std::chrono::duration<double, std::milli> dt = std::chrono::steady_clock::now() - t0;
+    return dt.count() / repeats;
+  }
+
+ private:
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> open_cpu_backend(int threads) {
+  if (threads <= 0) {
+    if (const char* env = std::getenv("FT_CPU_THREADS")) threads = std::atoi(env);
+    if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  }
+  omp_set_num_threads(threads > 0 ? threads : 1);
+  DeviceInfo info;
+  info.name = fmt::format("CPU ({} threads)", threads);
+  info.arch = "cpu";
+  info.total_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  info.compute_units = threads;
+  return std::unique_ptr<Backend>(new CpuBackend(std::move(info)));
+}
+
+Result<std::unique_ptr<Backend>> open_backend(std::string_view device) {
+  auto ordinal_of = [&](std::string_view prefix) -> Result<int> {
+    std::string_view rest = device.substr(prefix.size());
+    if (rest.empty()) return 0;
+    if (rest[0] != ':' || rest.size() == 1) return FT_ERROR(ErrorCode::kInvalidArgument, "bad device '{}': expected {}:N", device, prefix);
+    int n = 0;
+    for (char c : rest.substr(1)) {
+      if (c < '0' || c > '9') return FT_ERROR(ErrorCode::kInvalidArgument, "bad device '{}': expected {}:N", device, prefix);
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  };
+  if (device == "cpu") return open_cpu_backend();
+  if (device.starts_with("cuda")) {
+    FT_ASSIGN_OR_RETURN(int n, ordinal_of("cuda"));
+    return open_cuda_backend(n);
+  }
+  if (device == "auto" || device.empty()) {
+    if (auto cuda = open_cuda_backend(0); cuda.ok()) return cuda;
+    return open_cpu_backend();
+  }
+  return FT_ERROR(ErrorCode::kInvalidArgument, "unknown device '{}': use cpu, cuda:N or auto", device);
+}
+
+}  // namespace ft

@@ -1,0 +1,34 @@
+// Matrix multiply against a model weight: y[m, n] = x[m, k] * W[n, k]^T (+ bias).
+//
+// W is stored as a GGUF tensor of shape {k, n} (ggml order: k contiguous), so
+// row j of W (k elements) is output feature j. Supported weight types: F32,
+// F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. Activations x and y are `act`
+// (f32 on the CPU backend); bias, when given, is [n] of `act`.
+//
+// Paths: m <= 8 runs the GEMV kernels (decode), larger m the GEMM kernels
+// (prefill; quantized weights are dequantized to tiles). The CPU backend
+// dequantizes a row at a time and accumulates in f32.
+#pragma once
+
+#include "runtime/base/dtype.h"
+#include "runtime/model/ggml_types.h"
+#include "runtime/ops/op_context.h"
+
+namespace ft {
+
+struct WeightView {
+  GgmlType type = GgmlType::kF32;
+  int n = 0;  // output features (rows of W)
+  int k = 0;  // input features
+  DeviceBuffer data;
+};
+
+Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+              DeviceBuffer bias = {});
+
+// The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
+// f32 and dotted with x in f32 (double accumulation). Multithreaded.
+Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const float* x, int m, float* y,
+                        const float* bias = nullptr);
+
+}  // namespace ft

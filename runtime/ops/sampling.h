@@ -1,0 +1,42 @@
+// Sampling over rows of logits on the device: greedy argmax, and seeded
+// sampling with temperature, top-k, top-p and min-p.
+//
+// logits are [rows, vocab] of `dtype`; out_ids is int32 [rows]. For sampling,
+// each row r has its own SamplingRow (params int32/f32 arrays on the device,
+// laid out as `SamplingRow` structs) and draws one uniform number from a
+// counter-based generator keyed by (seed, step), so the same seed and step
+// give the same token on every backend and batch composition.
+//
+// Order of the filters (as vLLM applies them): temperature, then top-k, then
+// top-p over the renormalised top-k survivors, then min-p relative to the most
+// likely token; then the draw. temperature <= 0 means greedy.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/ops/op_context.h"
+
+namespace ft {
+
+struct SamplingRow {
+  float temperature = 1.0f;
+  int32_t top_k = 0;     // 0: off
+  float top_p = 1.0f;    // 1: off
+  float min_p = 0.0f;    // 0: off
+  uint64_t seed = 0;
+  uint64_t step = 0;     // tokens generated so far in this sequence
+};
+
+// The uniform number in [0, 1) a row draws for (seed, step): the same on host
+// and device (splitmix64 of seed ^ step * golden ratio, top 24 bits).
+float sampling_uniform(uint64_t seed, uint64_t step);
+
+Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer out_ids);
+// params: SamplingRow[rows] in device memory.
+Status sample(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer params,
+              DeviceBuffer out_ids);
+
+void argmax_reference(int rows, int vocab, const float* logits, int32_t* out_ids);
+void sample_reference(int rows, int vocab, const float* logits, const SamplingRow* params, int32_t* out_ids);
+
+}  // namespace ft
