@@ -211,7 +211,10 @@ std::optional<int32_t> hf_token_id(const json& j, const char* key) {
 }
 
 Status hf_rope_scaling(const json& j, ModelConfig* c) {
+  // transformers 5 writes rope_parameters (theta and scaling together); older
+  // configs write rope_scaling.
   auto it = j.find("rope_scaling");
+  if (it == j.end() || it->is_null()) it = j.find("rope_parameters");
   if (it == j.end() || it->is_null()) return Status();
   if (!it->is_object()) return FT_ERROR(ErrorCode::kCorrupt, "config.json: rope_scaling is not an object");
   const json& r = *it;

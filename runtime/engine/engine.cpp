@@ -1,0 +1,408 @@
+#include "runtime/engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "jit/compile_service.h"
+#include "runtime/base/log.h"
+#include "runtime/engine/executor.h"
+#include "runtime/engine/model_text.h"
+#include "runtime/engine/sampler.h"
+#include "runtime/engine/scheduler.h"
+
+namespace ft {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kAbort: return "abort";
+    case FinishReason::kError: return "error";
+    case FinishReason::kNone: break;
+  }
+  return "";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A request as the engine thread tracks it.
+struct Active {
+  Sequence seq;
+  SamplingParams params;
+  uint64_t seed = 0;
+  int max_total = 0;  // prompt + max_tokens
+  std::function<void(const RequestEvent&)> on_event;
+  std::unique_ptr<StreamDecoder> decoder;
+  std::string held;   // decoded text not yet sent (could start a stop string)
+  Clock::time_point submitted;
+  double ttft_ms = -1;
+  Clock::time_point first_token;
+};
+
+class EngineImpl final : public Engine {
+ public:
+  ~EngineImpl() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  Status init(const EngineOptions& o, const std::function<void(const std::string&)>& progress) {
+    auto say = [&](const std::string& line) {
+      log::info("{}", line);
+      if (progress) progress(line);
+    };
+    options_ = o;
+    FT_ASSIGN_OR_RETURN(weights_, WeightSet::open(o.model_path));
+    config_ = weights_.config();
+    FT_ASSIGN_OR_RETURN(Tokenizer tokenizer, load_model_tokenizer(o.model_path));
+    tokenizer_ = std::move(tokenizer);
+    if (!o.chat_template_path.empty()) {
+      FT_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::load(o.chat_template_path));
+      template_ = std::move(t);
+    } else if (auto t = load_model_chat_template(o.model_path); t.ok()) {
+      template_ = std::move(*t);
+    } else {
+      log::warn("{}: no chat template ({}); /v1/chat/completions needs --chat-template", o.model_path,
+                t.status().message());
+    }
+    FT_ASSIGN_OR_RETURN(backend_, open_backend(o.device));
+    say(fmt::format("device {} ({})", backend_->info().name, backend_->info().arch));
+    if (backend_->kind() == DeviceKind::kCpu) {
+      ops_ = std::make_unique<OpContext>(backend_.get());
+    } else {
+      FT_ASSIGN_OR_RETURN(TargetId target, parse_target_id(backend_->info().arch));
+      auto cache = CodeObjectCache::open(CacheOptions{});
+      if (cache.ok()) cache_ = std::move(*cache);
+      else log::warn("kernel cache unavailable: {}", cache.status().message());
+      FT_ASSIGN_OR_RETURN(jit_, CompileService::create(cache_.get(), CompileServiceOptions{}));
+      ops_ = std::make_unique<OpContext>(backend_.get(), jit_.get(), target);
+    }
+
+    max_context_ = o.max_context > 0 ? o.max_context : static_cast<int>(std::min<uint32_t>(config_.max_positions ? config_.max_positions : 8192, 8192));
+    if (config_.max_positions && static_cast<uint32_t>(max_context_) > config_.max_positions)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "--ctx {} exceeds the model's {} positions", max_context_, config_.max_positions);
+    const int bs = o.kv_block_size;
+    ExecutorOptions eo;
+    eo.kv_block_size = bs;
+    eo.max_seqs_per_step = o.max_batch;
+    eo.max_tokens_per_step = std::max(o.prefill_chunk, o.max_batch);
+    eo.max_blocks_per_seq = (max_context_ + bs - 1) / bs;
+    const DType act = backend_->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
+    const int64_t per_block = static_cast<int64_t>(kv_block_bytes(config_, bs, act));
+    int64_t kv_bytes = o.kv_cache_bytes;
+    if (kv_bytes <= 0) {
+      // Enough for every sequence of a full batch at the full context, within
+      // a share of free memory (weights on GPUs are uploaded before this is known,
+      // so the share is conservative there).
+      FT_ASSIGN_OR_RETURN(int64_t free_bytes, backend_->free_bytes());
+      const int64_t want = per_block * eo.max_blocks_per_seq * o.max_batch;
+      const int64_t cap = backend_->kind() == DeviceKind::kCpu ? free_bytes / 4 : free_bytes / 2;
+      kv_bytes = std::min(want, cap);
+    }
+    eo.kv_cache_bytes = kv_bytes;
+    if (kv_bytes / per_block < eo.max_blocks_per_seq)
+      return FT_ERROR(ErrorCode::kInvalidArgument,
+                      "the KV cache ({} MiB) cannot hold one sequence of {} tokens; lower --ctx or give it more memory",
+                      kv_bytes >> 20, max_context_);
+    say(fmt::format("loading {} ({} layers, hidden {}, vocab {})", o.model_path, config_.num_layers,
+                    config_.hidden_size, config_.vocab_size));
+    FT_ASSIGN_OR_RETURN(executor_, Executor::create(backend_.get(), ops_.get(), weights_, eo));
+    blocks_ = std::make_unique<BlockManager>(executor_->kv_layout().num_blocks, bs, o.prefix_caching);
+    scheduler_ = std::make_unique<Scheduler>(
+        blocks_.get(), SchedulerLimits{o.max_batch, eo.max_tokens_per_step, o.prefill_chunk});
+    say(fmt::format("KV cache: {} blocks of {} tokens ({} MiB), context {}", blocks_->num_blocks(), bs,
+                    (static_cast<int64_t>(blocks_->num_blocks()) * per_block) >> 20, max_context_));
+    eos_.insert(tokenizer_->eos_id());
+    if (config_.eos_id) eos_.insert(*config_.eos_id);
+    eos_.erase(-1);
+    thread_ = std::thread([this] { loop(); });
+    return Status();
+  }
+
+  Result<uint64_t> submit(Request r) override {
+    const int n = static_cast<int>(r.prompt.size());
+    if (n == 0) return FT_ERROR(ErrorCode::kInvalidArgument, "the prompt is empty");
+    if (n >= max_context_)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "the prompt has {} tokens; this model's context is {} (prompt and completion together)", n, max_context_);
+    SamplingParams& p = r.sampling;
+    if (p.max_tokens < 0) return FT_ERROR(ErrorCode::kInvalidArgument, "max_tokens must be positive");
+    if (p.max_tokens > 0 && n + p.max_tokens > max_context_)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "prompt ({} tokens) plus max_tokens ({}) exceeds the context of {}", n,
+                      p.max_tokens, max_context_);
+    for (int32_t t : r.prompt)
+      if (t < 0 || t >= static_cast<int32_t>(config_.vocab_size))
+        return FT_ERROR(ErrorCode::kInvalidArgument, "token id {} is outside the vocabulary", t);
+    auto a = std::make_unique<Active>();
+    a->seq.tokens = std::move(r.prompt);
+    a->seq.prompt_len = n;
+    a->params = p;
+    a->seed = p.seed ? *p.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
+    a->max_total = p.max_tokens > 0 ? n + p.max_tokens : max_context_;
+    a->on_event = std::move(r.on_event);
+    a->decoder = std::make_unique<StreamDecoder>(*tokenizer_, DecodeOptions{.skip_special = true});
+    a->submitted = Clock::now();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (static_cast<int>(incoming_.size()) + waiting_count_ >= options_.max_queue)
+      return FT_ERROR(ErrorCode::kUnavailable, "the request queue is full ({} waiting)", options_.max_queue);
+    const uint64_t id = ++next_id_;
+    a->seq.id = id;
+    incoming_.push_back(std::move(a));
+    ++metrics_.requests_total;
+    cv_.notify_all();
+    return id;
+  }
+
+  void cancel(uint64_t id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_.insert(id);
+    cv_.notify_all();
+  }
+
+  const ModelConfig& config() const override { return config_; }
+  const Tokenizer& tokenizer() const override { return *tokenizer_; }
+  const ChatTemplate* chat_template() const override { return template_ ? &*template_ : nullptr; }
+  int max_context() const override { return max_context_; }
+  std::string device_name() const override { return backend_->info().name; }
+  EngineMetrics metrics() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return metrics_;
+  }
+
+ private:
+  // The engine loop: take in requests, then schedule -> forward -> sample ->
+  // postprocess, until there is nothing left to do.
+  void loop() {
+    while (true) {
+      if (!take_requests()) return;
+      std::vector<ScheduledSeq> step = scheduler_->schedule();
+      if (step.empty()) continue;
+      Batch batch = make_batch(step);
+      std::vector<float> logits;
+      const auto t0 = Clock::now();
+      Status s = executor_->forward(batch, logits);
+      if (!s.ok()) {
+        log::error("forward pass failed: {}", s.to_string());
+        for (const ScheduledSeq& x : step) finish(active_.at(x.seq->id).get(), FinishReason::kError, s.message());
+        continue;
+      }
+      scheduler_->postprocess(step);
+      size_t row = 0;
+      int decoded = 0;
+      for (const ScheduledSeq& x : step) {
+        if (!batch.seqs[&x - step.data()].want_logits) continue;
+        Active* a = active_.at(x.seq->id).get();
+        std::span<const float> l(logits.data() + row * config_.vocab_size, config_.vocab_size);
+        ++row;
+        emit_token(a, l);
+        ++decoded;
+      }
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (secs > 0 && decoded > 0 && static_cast<int>(batch.tokens.size()) == decoded)
+        metrics_.decode_tokens_per_s_last = decoded / secs;
+      update_gauges();
+    }
+  }
+
+  // Moves submitted requests in and applies cancellations; waits while idle.
+  // False when the engine is stopping.
+  bool take_requests() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return stopping_ || !incoming_.empty() || !cancelled_.empty() || !scheduler_->idle(); });
+    if (stopping_) return false;
+    for (auto& a : incoming_) {
+      Active* raw = a.get();
+      active_.emplace(raw->seq.id, std::move(a));
+      scheduler_->add(&raw->seq);
+    }
+    incoming_.clear();
+    std::set<uint64_t> cancelled;
+    cancelled.swap(cancelled_);
+    update_gauges();
+    lock.unlock();
+    for (uint64_t id : cancelled)
+      if (auto it = active_.find(id); it != active_.end()) finish(it->second.get(), FinishReason::kAbort, "");
+    return true;
+  }
+
+  void update_gauges() {
+    metrics_.running = scheduler_->running();
+    waiting_count_ = scheduler_->waiting();
+    metrics_.waiting = waiting_count_ + static_cast<int>(incoming_.size());
+    metrics_.kv_blocks_total = blocks_->num_blocks();
+    metrics_.kv_blocks_used = blocks_->used_blocks();
+    metrics_.preemptions_total = scheduler_->preemptions();
+  }
+
+  Batch make_batch(const std::vector<ScheduledSeq>& step) {
+    Batch b;
+    const int bs = blocks_->block_size();
+    for (const ScheduledSeq& x : step) {
+      const Sequence& s = *x.seq;
+      for (int i = 0; i < x.n_tokens; ++i) {
+        const int pos = s.num_computed + i;
+        b.tokens.push_back(s.tokens[pos]);
+        b.positions.push_back(pos);
+        b.slots.push_back(s.blocks[pos / bs] * bs + pos % bs);
+      }
+      BatchSeq q;
+      q.n_tokens = x.n_tokens;
+      q.context_len = s.num_computed + x.n_tokens;
+      q.block_table = s.blocks.data();
+      q.n_blocks = static_cast<int>(s.blocks.size());
+      q.want_logits = q.context_len == static_cast<int>(s.tokens.size());
+      b.seqs.push_back(q);
+    }
+    return b;
+  }
+
+  void emit_token(Active* a, std::span<const float> logits) {
+    Sequence& s = a->seq;
+    SampleInput in;
+    in.logits = logits;
+    in.valid_vocab = std::min<int>(tokenizer_->vocab_size(), static_cast<int>(config_.vocab_size));
+    in.params = &a->params;
+    in.seed = a->seed;
+    in.step = static_cast<uint64_t>(s.tokens.size() - s.prompt_len);
+    in.prompt = std::span<const int32_t>(s.tokens).first(s.prompt_len);
+    in.output = std::span<const int32_t>(s.tokens).subspan(s.prompt_len);
+    SampleOutput out = sample_token(in);
+    s.tokens.push_back(out.token);
+
+    RequestEvent ev;
+    ev.tokens.push_back(out.token);
+    if (a->params.logprobs >= 0) ev.logprobs.push_back(out.logprob);
+    if (a->ttft_ms < 0) {
+      a->first_token = Clock::now();
+      a->ttft_ms = std::chrono::duration<double, std::milli>(a->first_token - a->submitted).count();
+      std::lock_guard<std::mutex> lock(mu_);
+      metrics_.ttft_ms_sum += a->ttft_ms;
+      ++metrics_.ttft_count;
+    }
+    FinishReason reason = FinishReason::kNone;
+    const bool is_eos = !a->params.ignore_eos && eos_.count(out.token);
+    const bool is_stop_id = std::find(a->params.stop_token_ids.begin(), a->params.stop_token_ids.end(), out.token) !=
+                            a->params.stop_token_ids.end();
+    if (is_eos || is_stop_id) {
+      reason = FinishReason::kStop;
+    } else {
+      auto text = a->decoder->push(out.token);
+      if (text.ok()) a->held += *text;
+      if (static_cast<int>(s.tokens.size()) >= a->max_total) reason = FinishReason::kLength;
+    }
+    if (reason != FinishReason::kNone && !is_eos && !is_stop_id) a->held += a->decoder->finish();
+    // Stop strings: cut at the first match; otherwise hold back any tail that
+    // could still grow into one.
+    size_t cut = std::string::npos;
+    for (const std::string& stop : a->params.stop)
+      if (!stop.empty())
+        if (size_t at = a->held.find(stop); at != std::string::npos) cut = std::min(cut, at);
+    if (cut != std::string::npos) {
+      a->held.resize(cut);
+      reason = FinishReason::kStop;
+    }
+    size_t keep = 0;
+    if (reason == FinishReason::kNone)
+      for (const std::string& stop : a->params.stop)
+        for (size_t k = std::min(stop.size() - (stop.empty() ? 0 : 1), a->held.size()); k > keep; --k)
+          if (a->held.compare(a->held.size() - k, k, stop, 0, k) == 0) {
+            keep = k;
+            break;
+          }
+    ev.text = a->held.substr(0, a->held.size() - keep);
+    a->held.erase(0, a->held.size() - keep);
+    if (reason != FinishReason::kNone) {
+      finish(a, reason, "", &ev);
+      return;
+    }
+    fill_usage(a, ev);
+    if (a->on_event) a->on_event(ev);
+  }
+
+  void fill_usage(const Active* a, RequestEvent& ev) const {
+    ev.prompt_tokens = a->seq.prompt_len;
+    ev.completion_tokens = static_cast<int>(a->seq.tokens.size()) - a->seq.prompt_len;
+    ev.cached_prompt_tokens = a->seq.cached_prompt_tokens;
+    ev.time_to_first_token_ms = std::max(a->ttft_ms, 0.0);
+  }
+
+  // Ends a request: final event, blocks freed, metrics.
+  void finish(Active* a, FinishReason reason, const std::string& error, RequestEvent* last = nullptr) {
+    RequestEvent ev = last ? std::move(*last) : RequestEvent{};
+    ev.finish = reason;
+    ev.error = error;
+    if (reason == FinishReason::kAbort || reason == FinishReason::kError) ev.text += std::exchange(a->held, "");
+    fill_usage(a, ev);
+    scheduler_->remove(&a->seq);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++metrics_.requests_finished;
+      metrics_.prompt_tokens_total += ev.prompt_tokens;
+      metrics_.generation_tokens_total += ev.completion_tokens;
+      metrics_.cached_prompt_tokens_total += ev.cached_prompt_tokens;
+      update_gauges();
+    }
+    const double gen_secs =
+        a->ttft_ms >= 0 ? std::chrono::duration<double>(Clock::now() - a->first_token).count() : 0.0;
+    log::info("request {} {}: {} prompt tokens ({} cached), {} completion tokens, first token {:.1f} ms, {:.1f} tok/s",
+              a->seq.id, finish_reason_name(reason), ev.prompt_tokens, ev.cached_prompt_tokens, ev.completion_tokens,
+              ev.time_to_first_token_ms, gen_secs > 0 ? (ev.completion_tokens - 1) / gen_secs : 0.0);
+    auto callback = std::move(a->on_event);
+    active_.erase(a->seq.id);
+    if (callback) callback(ev);
+  }
+
+  EngineOptions options_;
+  WeightSet weights_;
+  ModelConfig config_;
+  std::optional<Tokenizer> tokenizer_;
+  std::optional<ChatTemplate> template_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<CodeObjectCache> cache_;
+  std::unique_ptr<CompileService> jit_;
+  std::unique_ptr<OpContext> ops_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<BlockManager> blocks_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::set<int32_t> eos_;
+  int max_context_ = 0;
+
+  // Engine-thread state.
+  std::map<uint64_t, std::unique_ptr<Active>> active_;
+
+  // Shared with submitters, under mu_.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Active>> incoming_;
+  std::set<uint64_t> cancelled_;
+  uint64_t next_id_ = 0;
+  int waiting_count_ = 0;
+  bool stopping_ = false;
+  EngineMetrics metrics_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& options,
+                                               std::function<void(const std::string&)> progress) {
+  if (options.max_batch < 1 || options.prefill_chunk < 1 || options.kv_block_size < 1 || options.max_queue < 1)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "engine: batch, chunk, block size and queue must be positive");
+  auto engine = std::make_unique<EngineImpl>();
+  FT_RETURN_IF_ERROR(engine->init(options, progress));
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+}  // namespace ft
