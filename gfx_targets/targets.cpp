@@ -9,8 +9,15 @@ namespace {
 constexpr Tiles kDefaultTiles{
     .norm = {.block_threads = 256, .load_bytes = 16},
     .act = {.block_threads = 256, .load_bytes = 16, .vectors_per_thread = 2},
+    // Decode: 4 waves, 256-token partitions; the LDS is 8-17 KiB (scores, then
+    // per-wave sums), so registers set the occupancy (see attention.hip).
+    // Prefill FMA: 64 rows x 4 lanes, 32-key f32 tiles = 33 KiB of LDS.
+    .rope = {.heads_per_block = 4},
+    .attn = {.decode_waves = 4, .decode_partition = 256, .prefill_rows = 64, .prefill_split = 4,
+             .prefill_keys = 32},
 };
 static_assert(valid(kDefaultTiles.norm) && valid(kDefaultTiles.act));
+static_assert(valid(kDefaultTiles.rope) && valid(kDefaultTiles.attn));
 
 constexpr uint32_t kRdna3Dots = kDotSudot4 | kDotF32F16 | kDotF32Bf16;
 constexpr uint32_t kCdnaDots = kDotSdot4 | kDotF32F16;

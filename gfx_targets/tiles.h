@@ -18,9 +18,31 @@ struct ActTile {
   int vectors_per_thread;  // loads in flight per thread, to cover memory latency
 };
 
+// RoPE + q/k norm + KV write (kernel_src/rope.hip): 32 lanes per head.
+struct RopeTile {
+  int heads_per_block;  // block = 32 * heads_per_block threads
+};
+
+// Paged attention (kernel_src/attention.hip).
+struct AttnTile {
+  int decode_waves;      // waves per decode block (one KV head, one partition)
+  int decode_partition;  // context tokens per split-K partition
+  // Portable f32-FMA prefill: rows (token, head) x split lanes per row, K/V
+  // tiles of prefill_keys keys staged as f32 in LDS. (The NVIDIA mma.sync
+  // prefill has its own fixed 64 x 64 tile.)
+  int prefill_rows;
+  int prefill_split;
+  int prefill_keys;
+};
+// The decode workspace is sized for this partition (the smallest allowed),
+// so attention_decode_workspace_bytes() needs no target.
+constexpr int kMinDecodePartition = 256;
+
 struct Tiles {
   NormTile norm;
   ActTile act;
+  RopeTile rope;
+  AttnTile attn;
 };
 
 constexpr bool valid(const NormTile& t) {
@@ -31,6 +53,14 @@ constexpr bool valid(const ActTile& t) {
   return t.block_threads >= 32 && t.block_threads <= 1024 && t.block_threads % 32 == 0 &&
          (t.load_bytes == 4 || t.load_bytes == 8 || t.load_bytes == 16) && t.vectors_per_thread >= 1 &&
          t.vectors_per_thread <= 8;
+}
+
+constexpr bool valid(const RopeTile& t) { return t.heads_per_block >= 1 && t.heads_per_block <= 16; }
+constexpr bool valid(const AttnTile& t) {
+  return t.decode_waves >= 1 && t.decode_waves <= 16 && t.decode_partition >= kMinDecodePartition &&
+         t.decode_partition % 16 == 0 && t.decode_partition <= 1024 && t.prefill_split >= 1 &&
+         t.prefill_split <= 8 && (t.prefill_split & (t.prefill_split - 1)) == 0 &&
+         t.prefill_rows * t.prefill_split <= 1024 && t.prefill_keys >= 8 && t.prefill_keys <= 64;
 }
 
 }  // namespace ft

@@ -32,6 +32,80 @@ KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, 
   return s;
 }
 
+KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm) {
+  const RopeTile& tile = target.tiles.rope;
+  KernelSpec s;
+  s.name = fmt::format("ft_rope_{}_{}_d{}{}", neox ? "neox" : "norm", dtype_name(dtype), head_dim,
+                       qk_norm ? "_qknorm" : "");
+  s.family = "rope";
+  s.function = "ft::rope_qk_norm_kv_write";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), neox ? "1" : "0",
+                     qk_norm ? "true" : "false", std::to_string(tile.heads_per_block)};
+  s.args_type = fmt::format("ft::RopeArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = 32 * tile.heads_per_block;
+  return s;
+}
+
+KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size) {
+  const AttnTile& tile = target.tiles.attn;
+  KernelSpec s;
+  s.name = fmt::format("ft_attn_decode_{}_d{}_g{}_b{}", dtype_name(dtype), head_dim, group, block_size);
+  s.family = "attention";
+  s.function = "ft::attention_decode";
+  s.block_threads = tile.decode_waves * target.wave_size;
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), std::to_string(group),
+                     std::to_string(block_size), std::to_string(s.block_threads),
+                     std::to_string(tile.decode_partition)};
+  s.args_type = fmt::format("ft::DecodeArgs<{}>", dtype_device_name(dtype));
+  return s;
+}
+
+KernelSpec attention_decode_reduce_spec(const TargetFacts&, DType dtype, int head_dim) {
+  KernelSpec s;
+  s.name = fmt::format("ft_attn_decode_reduce_{}_d{}", dtype_name(dtype), head_dim);
+  s.family = "attention";
+  s.function = "ft::attention_decode_reduce";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim)};
+  s.args_type = fmt::format("ft::DecodeReduceArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = head_dim;
+  return s;
+}
+
+namespace {
+bool prefill_uses_mma(const TargetFacts& target, DType dtype) {
+  return !target.is_amd() && dtype != DType::kF32 &&
+         (target.matrix_core == MatrixCore::kMmaSync || target.matrix_core == MatrixCore::kWgmma);
+}
+}  // namespace
+
+int attention_prefill_rows(const TargetFacts& target, DType dtype) {
+  return prefill_uses_mma(target, dtype) ? 64 : target.tiles.attn.prefill_rows;
+}
+
+KernelSpec attention_prefill_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size) {
+  const AttnTile& tile = target.tiles.attn;
+  KernelSpec s;
+  s.name = fmt::format("ft_attn_prefill_{}_d{}_g{}_b{}", dtype_name(dtype), head_dim, group, block_size);
+  s.family = "attention";
+  s.args_type = fmt::format("ft::PrefillArgs<{}>", dtype_device_name(dtype));
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), std::to_string(group),
+                     std::to_string(block_size)};
+  if (prefill_uses_mma(target, dtype)) {
+    s.function = "ft::attention_prefill_mma";
+    s.block_threads = 128;
+    return s;
+  }
+  s.function = "ft::attention_prefill_fma";
+  for (int v : {tile.prefill_rows, tile.prefill_split, tile.prefill_keys}) s.template_args.push_back(std::to_string(v));
+  s.block_threads = tile.prefill_rows * tile.prefill_split;
+  return s;
+}
+
+std::vector<std::pair<int, int>> catalog_attention_shapes() {
+  return {{128, 1}, {128, 2}, {128, 3}, {128, 4}, {128, 5}, {128, 6}, {128, 7}, {128, 8},
+          {64, 1},  {64, 2},  {64, 4},  {64, 5},  {64, 7},  {64, 8}};
+}
+
 std::vector<int> catalog_hidden_sizes() {
   // Qwen2.5-0.5B 896, Llama-3.2-1B 2048, Gemma-2-2B 2304, Qwen3-4B 2560, Llama-3.2-3B 3072,
   // Qwen2.5-7B 3584, Llama-3-8B / Qwen3-8B 4096, Qwen3-14B 5120, Llama-3-70B 8192; head_dim 64/128
@@ -53,6 +127,18 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     }
     for (int i : catalog_intermediate_sizes()) specs.push_back(gated_act_spec(target, dt, GatedAct::kSilu, i));
     for (int i : {9216, 14336, 16384}) specs.push_back(gated_act_spec(target, dt, GatedAct::kGeluTanh, i));
+  }
+  // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
+  for (DType dt : {DType::kF16, DType::kBF16}) {
+    for (int d : {64, 128}) {
+      specs.push_back(attention_decode_reduce_spec(target, dt, d));
+      for (bool neox : {false, true})
+        for (bool norm : {false, true}) specs.push_back(rope_spec(target, dt, d, neox, norm));
+    }
+    for (auto [d, g] : catalog_attention_shapes()) {
+      specs.push_back(attention_decode_spec(target, dt, d, g, 16));
+      specs.push_back(attention_prefill_spec(target, dt, d, g, 16));
+    }
   }
   return specs;
 }

@@ -19,6 +19,24 @@ KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool
 // act(gate) * up over [rows, 2 * inter].
 KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, int inter);
 
+// RoPE fused with the optional q/k RMSNorm and the paged K/V write
+// (kernel_src/rope.hip). neox: NEOX pairs (halves), else NORM (neighbours).
+KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm);
+// Paged attention (kernel_src/attention.hip). group = n_heads / n_kv_heads.
+// Decode launch: grid (partitions, n_seqs * n_kv_heads), block_threads.
+KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);
+// Merges the decode partitions: grid (n_heads, n_seqs), head_dim threads.
+KernelSpec attention_decode_reduce_spec(const TargetFacts& target, DType dtype, int head_dim);
+// Prefill / extend: mma.sync on NVIDIA for f16/bf16, the f32-FMA kernel
+// otherwise. Grid (row tiles, n_seqs * n_kv_heads); rows per tile below.
+KernelSpec attention_prefill_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);
+int attention_prefill_rows(const TargetFacts& target, DType dtype);
+// (head_dim, group) pairs of real models: Llama-3-8B / Qwen3-8B / Mistral-7B
+// 128/4, Qwen2.5-7B 128/7, Qwen3-0.6B / 1.7B 128/2, Qwen2.5-14B / Qwen3-14B
+// 128/5, Qwen2.5-3B 128/8, Qwen2.5-1.5B 128/6, Llama-3.2-3B 128/3, MHA 128/1,
+// Llama-3.2-1B 64/4, Qwen2.5-0.5B 64/7, and 64 with groups 1, 2, 5, 8.
+std::vector<std::pair<int, int>> catalog_attention_shapes();
+
 // Row widths of the dense Llama / Qwen2 / Qwen3 / Mistral / Gemma families.
 std::vector<int> catalog_hidden_sizes();
 std::vector<int> catalog_intermediate_sizes();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "jit/catalog.h"
+
 namespace ft {
 
 void attention_reference(const AttentionShape& s, const KvLayout& kv, const float* q, const int32_t* q_start,
@@ -91,11 +93,102 @@ Status check_cpu_tables(const char* op, const AttentionShape& s, const KvLayout&
   return Status();
 }
 
+// ---- GPU launchers ----------------------------------------------------------------
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// What the kernels take: head_dim a multiple of the 16-byte vector up to 256
+// (f32: 128, so one V row fits a wave's lanes), groups up to 8 (the decode
+// kernel keeps q for the whole group in registers).
+Status check_gpu_attention(const char* op, DType dtype, const AttentionShape& s, const KvLayout& kv) {
+  const int group = s.n_heads / kv.n_kv_heads;
+  const int max_dim = dtype == DType::kF32 ? 128 : 256;
+  if (kv.head_dim % 64 != 0 || kv.head_dim > max_dim || group > 8 || 256 % kv.block_size != 0)
+    return FT_ERROR(ErrorCode::kUnsupported,
+                    "{}: head_dim {} ({}), group {} or block size {}: the kernels take head_dim 64..{} in steps of 64, "
+                    "groups up to 8, block sizes dividing 256",
+                    op, kv.head_dim, dtype_name(dtype), group, kv.block_size, max_dim);
+  return Status();
+}
+
+Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
+                     DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables, DeviceBuffer context_lens,
+                     DeviceBuffer workspace, DeviceBuffer out) {
+  FT_RETURN_IF_ERROR(check_gpu_attention("attention_decode", dtype, s, kv));
+  const TargetFacts& t = ctx.facts();
+  const int group = s.n_heads / kv.n_kv_heads;
+  const int partition = t.tiles.attn.decode_partition;
+  const int parts = (std::max(s.max_context, 1) + partition - 1) / partition;
+  const size_t out_floats = static_cast<size_t>(s.n_seqs) * s.n_heads * parts * kv.head_dim;
+  const size_t need = (out_floats + static_cast<size_t>(s.n_seqs) * s.n_heads * parts * 2) * sizeof(float);
+  if (parts > 1 && workspace.bytes < need)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: workspace of {} bytes, needs {}", workspace.bytes,
+                    need);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(attention_decode_spec(t, dtype, kv.head_dim, group, kv.block_size)));
+  // Mirrors kernel_src/attention.hip's DecodeArgs<T>.
+  struct {
+    uint64_t q, k_cache, v_cache, block_tables, context_lens, part_out, part_ml, out;
+    float scale_log2;
+    int n_heads, n_kv_heads, max_blocks, max_parts, direct;
+  } args{q.ptr,          k_cache.ptr,
+         v_cache.ptr,    block_tables.ptr,
+         context_lens.ptr, workspace.ptr,
+         workspace.ptr + out_floats * sizeof(float), out.ptr,
+         s.scale * kLog2e, s.n_heads,
+         kv.n_kv_heads,  s.max_blocks_per_seq,
+         parts,          parts == 1 ? 1 : 0};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>(parts);
+  dims.grid[1] = static_cast<unsigned>(s.n_seqs * kv.n_kv_heads);
+  dims.block[0] = static_cast<unsigned>(t.tiles.attn.decode_waves * t.wave_size);
+  FT_RETURN_IF_ERROR(ctx.backend().launch(k, dims, &args, sizeof args));
+  if (parts == 1) return Status();
+
+  FT_ASSIGN_OR_RETURN(KernelHandle r, ctx.kernel(attention_decode_reduce_spec(t, dtype, kv.head_dim)));
+  // Mirrors DecodeReduceArgs<T>.
+  struct {
+    uint64_t part_out, part_ml, context_lens, out;
+    int n_heads, max_parts, partition;
+  } rargs{args.part_out, args.part_ml, context_lens.ptr, out.ptr, s.n_heads, parts, partition};
+  LaunchDims rdims;
+  rdims.grid[0] = static_cast<unsigned>(s.n_heads);
+  rdims.grid[1] = static_cast<unsigned>(s.n_seqs);
+  rdims.block[0] = static_cast<unsigned>(kv.head_dim);
+  return ctx.backend().launch(r, rdims, &rargs, sizeof rargs);
+}
+
+Status launch_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
+                      DeviceBuffer q_start, DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables,
+                      DeviceBuffer context_lens, DeviceBuffer out) {
+  FT_RETURN_IF_ERROR(check_gpu_attention("attention_prefill", dtype, s, kv));
+  if (s.max_q_len <= 0)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "attention_prefill: max_q_len {}", s.max_q_len);
+  const TargetFacts& t = ctx.facts();
+  const int group = s.n_heads / kv.n_kv_heads;
+  const KernelSpec spec = attention_prefill_spec(t, dtype, kv.head_dim, group, kv.block_size);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
+  const int rows = attention_prefill_rows(t, dtype);
+  const int row_tiles = (s.max_q_len * group + rows - 1) / rows;
+  // Mirrors kernel_src/attention.hip's PrefillArgs<T>.
+  struct {
+    uint64_t q, q_start, k_cache, v_cache, block_tables, context_lens, out;
+    float scale_log2;
+    int n_heads, n_kv_heads, max_blocks, row_tiles;
+  } args{q.ptr,   q_start.ptr,      k_cache.ptr, v_cache.ptr,   block_tables.ptr,     context_lens.ptr,
+         out.ptr, s.scale * kLog2e, s.n_heads,   kv.n_kv_heads, s.max_blocks_per_seq, row_tiles};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>(row_tiles);
+  dims.grid[1] = static_cast<unsigned>(s.n_seqs * kv.n_kv_heads);
+  dims.block[0] = static_cast<unsigned>(spec.block_threads);
+  return ctx.backend().launch(k, dims, &args, sizeof args);
+}
+
 }  // namespace
 
 size_t attention_decode_workspace_bytes(const AttentionShape& s, const KvLayout& kv) {
-  // Partial (max, sum, out[head_dim]) per sequence, head and context split of 256 tokens.
-  const size_t splits = (static_cast<size_t>(std::max(s.max_context, 1)) + 255) / 256;
+  // Partial (max, sum, out[head_dim]) per sequence, head and context split,
+  // for the smallest partition any target's tile may use.
+  const size_t splits = (static_cast<size_t>(std::max(s.max_context, 1)) + kMinDecodePartition - 1) / kMinDecodePartition;
   return static_cast<size_t>(std::max(s.n_seqs, 1)) * s.n_heads * splits * (2 + kv.head_dim) * sizeof(float);
 }
 
@@ -117,7 +210,7 @@ Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, co
                         host_ptr<const int32_t>(context_lens), host_ptr<float>(out));
     return Status();
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "attention_decode: no GPU kernel yet");
+  return launch_decode(ctx, dtype, s, kv, q, k_cache, v_cache, block_tables, context_lens, workspace, out);
 }
 
 Status attention_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
@@ -137,7 +230,7 @@ Status attention_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, c
                         host_ptr<float>(out));
     return Status();
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "attention_prefill: no GPU kernel yet");
+  return launch_prefill(ctx, dtype, s, kv, q, q_start, k_cache, v_cache, block_tables, context_lens, out);
 }
 
 }  // namespace ft

@@ -5,6 +5,8 @@
 #include <numbers>
 #include <vector>
 
+#include "jit/catalog.h"
+
 namespace ft {
 
 RopeTables rope_inv_freq(const ModelConfig& c) {
@@ -126,7 +128,26 @@ Status rope_qk_norm_kv_write(OpContext& ctx, DType dtype, const RopeShape& s, De
                                     host_ptr<float>(k_cache), host_ptr<float>(v_cache));
     return Status();
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "rope: no GPU kernel yet");
+  if (s.head_dim % 64 != 0 || s.head_dim > 256)
+    return FT_ERROR(ErrorCode::kUnsupported, "rope: head_dim {} (the kernel takes multiples of 64 up to 256)", s.head_dim);
+  if ((q_norm.ptr == 0) != (k_norm.ptr == 0))
+    return FT_ERROR(ErrorCode::kInvalidArgument, "rope: give both q_norm and k_norm weights or neither");
+  const bool has_norm = q_norm.ptr != 0;
+  const RopeTile& tile = ctx.facts().tiles.rope;
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(rope_spec(ctx.facts(), dtype, s.head_dim,
+                                                           s.style == RopeStyle::kNeox, has_norm)));
+  // Mirrors kernel_src/rope.hip's RopeArgs<T>.
+  struct {
+    uint64_t qkv, positions, slots, inv_freq, q_norm, k_norm, q_out, k_cache, v_cache;
+    float mscale, norm_eps;
+    int n_tokens, n_heads, n_kv_heads;
+  } args{qkv.ptr,     positions.ptr, slots.ptr,   inv_freq.ptr, q_norm.ptr,   k_norm.ptr,   q_out.ptr,
+         k_cache.ptr, v_cache.ptr,   s.mscale,    s.norm_eps,   s.n_tokens,   s.n_heads,    s.n_kv_heads};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>(s.n_tokens);
+  dims.grid[1] = static_cast<unsigned>((s.n_heads + 2 * s.n_kv_heads + tile.heads_per_block - 1) / tile.heads_per_block);
+  dims.block[0] = static_cast<unsigned>(32 * tile.heads_per_block);
+  return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 
 }  // namespace ft

@@ -18,6 +18,7 @@ struct Family {
 };
 const Family kFamilies[] = {
     {"norm_act", check_norm_act},
+    {"attention", check_attention},
 };
 
 double default_tolerance(DType t) { return t == DType::kF32 ? 1e-5 : 1e-2; }

@@ -16,4 +16,7 @@ echo "== ops_bench (ft kernels vs device copy)"
 "$bin/ops_bench" || status=1
 echo "== ops_torch (torch peer, same shapes)"
 python3 "$here/bench/ops_torch.py" || status=1
+echo "== attention (paged decode / prefill and RoPE vs device copy; SDPA peer in the same run)"
+"$bin/attention_bench" || status=1
+python3 "$here/bench/attention_torch.py" || status=1
 exit $status

@@ -1,0 +1,172 @@
+// attention_bench: paged attention and RoPE on an NVIDIA GPU against the
+// roofline (device copy bandwidth for the memory-bound decode and RoPE,
+// FLOP/s for the compute-bound prefill) and the torch peer measured in the
+// same run by bench/attention_torch.py (run_on_gpu.sh runs both).
+//
+// Shapes: Llama-3-8B / Qwen3-8B attention (32 q heads, 8 kv heads, head_dim
+// 128, bf16), KV cache in 16-token pages handed out in a shuffled order.
+// Decode bytes = the K and V rows read (batch x context x 8 heads x 128 x 2
+// bytes x 2); prefill FLOPs = 4 x head_dim x heads x S (S + 1) / 2 (causal).
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "runtime/ops/attention.h"
+#include "runtime/ops/rope.h"
+#include "tests/gpu/device_data.h"
+
+namespace ft {
+namespace {
+
+constexpr int kRepeats = 50;
+constexpr int kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlock = 16;
+
+struct Row {
+  std::string name;
+  double bytes, flops, ms;
+};
+
+class Bench {
+ public:
+  Bench(Backend& backend, OpContext& context) : b(backend), ctx(context) {}
+  Backend& b;
+  OpContext& ctx;
+  std::mt19937 rng{1234};
+  std::vector<Row> rows;
+  std::vector<DeviceBuffer> owned;
+
+  ~Bench() {
+    for (auto d : owned) b.free(d);
+  }
+  DeviceBuffer random(size_t n, DType dt) {
+    auto r = gpu::upload(b, gpu::random_values(n, dt, rng), dt);
+    if (!r.ok()) return {};
+    owned.push_back(*r);
+    return *r;
+  }
+  DeviceBuffer ints(const std::vector<int32_t>& v) {
+    auto r = b.alloc(v.size() * 4);
+    if (!r.ok()) return {};
+    (void)b.copy_to_device(*r, v.data(), v.size() * 4);
+    owned.push_back(*r);
+    return *r;
+  }
+  void measure(const std::string& name, double bytes, double flops, const std::function<Status()>& fn) {
+    for (int i = 0; i < 3; ++i)
+      if (Status s = fn(); !s.ok()) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
+        return;
+      }
+    auto ms = b.time_ms(fn, kRepeats);
+    if (ms.ok()) rows.push_back({name, bytes, flops, *ms});
+  }
+
+  // A batch of `n_seqs` sequences of `context` tokens with `q_len` new ones each.
+  void attention(const std::string& name, int n_seqs, int context, int q_len) {
+    const DType dt = DType::kBF16;
+    const int blocks_per_seq = (context + kBlock - 1) / kBlock;
+    KvLayout kv{.num_blocks = n_seqs * blocks_per_seq, .block_size = kBlock, .n_kv_heads = kKvHeads,
+                .head_dim = kHeadDim};
+    std::vector<int32_t> table(kv.num_blocks), ctx_lens(n_seqs, context), q_start(n_seqs + 1);
+    std::iota(table.begin(), table.end(), 0);
+    std::shuffle(table.begin(), table.end(), rng);
+    for (int i = 0; i <= n_seqs; ++i) q_start[i] = i * q_len;
+    AttentionShape s{.n_seqs = n_seqs, .n_q_tokens = n_seqs * q_len, .n_heads = kHeads, .max_q_len = q_len,
+                     .max_context = context, .max_blocks_per_seq = blocks_per_seq,
+                     .scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim))};
+    DeviceBuffer k = random(kv.elements(), dt), v = random(kv.elements(), dt);
+    DeviceBuffer q = random(static_cast<size_t>(s.n_q_tokens) * kHeads * kHeadDim, dt);
+    DeviceBuffer out = random(static_cast<size_t>(s.n_q_tokens) * kHeads * kHeadDim, dt);
+    DeviceBuffer tab = ints(table), lens = ints(ctx_lens), qs = ints(q_start);
+    if (q_len == 1) {
+      auto ws = b.alloc(attention_decode_workspace_bytes(s, kv));
+      if (!ws.ok()) return;
+      owned.push_back(*ws);
+      const double bytes = 2.0 * n_seqs * context * kKvHeads * kHeadDim * 2;
+      measure(name, bytes, 0, [&] { return attention_decode(ctx, dt, s, kv, q, k, v, tab, lens, *ws, out); });
+    } else {
+      const double pairs = static_cast<double>(q_len) * (q_len + 1) / 2;  // causal (query, key) pairs
+      const double flops = 4.0 * kHeadDim * kHeads * pairs * n_seqs;
+      measure(name, 0, flops, [&] { return attention_prefill(ctx, dt, s, kv, q, qs, k, v, tab, lens, out); });
+    }
+  }
+
+  // Qwen3-8B's q/k norm + NEOX RoPE + KV write over `tokens` tokens.
+  void rope(int tokens) {
+    const DType dt = DType::kBF16;
+    RopeShape s{.n_tokens = tokens, .n_heads = kHeads, .n_kv_heads = kKvHeads, .head_dim = kHeadDim};
+    KvLayout kv{.num_blocks = (tokens + kBlock - 1) / kBlock, .block_size = kBlock, .n_kv_heads = kKvHeads,
+                .head_dim = kHeadDim};
+    ModelConfig cfg;
+    cfg.head_dim = kHeadDim;
+    cfg.rope_theta = 1e6f;
+    auto inv = gpu::upload(b, rope_inv_freq(cfg).inv_freq, DType::kF32);
+    if (!inv.ok()) return;
+    owned.push_back(*inv);
+    std::vector<int32_t> pos(tokens), slots(tokens);
+    std::iota(pos.begin(), pos.end(), 0);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng);
+    DeviceBuffer qkv = random(static_cast<size_t>(tokens) * (kHeads + 2 * kKvHeads) * kHeadDim, dt);
+    DeviceBuffer qn = random(kHeadDim, dt), kn = random(kHeadDim, dt);
+    DeviceBuffer q = random(static_cast<size_t>(tokens) * kHeads * kHeadDim, dt);
+    DeviceBuffer kc = random(kv.elements(), dt), vc = random(kv.elements(), dt);
+    DeviceBuffer p = ints(pos), sl = ints(slots);
+    // Read q, k, v; write q, k, v.
+    const double bytes = 2.0 * tokens * (kHeads + 2 * kKvHeads) * kHeadDim * 2;
+    measure(fmt::format("rope+qknorm+kv bf16 {} tok", tokens), bytes, 0,
+            [&] { return rope_qk_norm_kv_write(ctx, dt, s, qkv, p, sl, *inv, qn, kn, q, kv, kc, vc); });
+  }
+};
+
+int run() {
+  auto backend = open_cuda_backend(0);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "attention_bench: %s\n", backend.status().to_string().c_str());
+    return 2;
+  }
+  Backend& b = **backend;
+  auto target = parse_target_id(b.info().arch);
+  auto cache = CodeObjectCache::open(CacheOptions{});
+  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
+  if (!target.ok() || !jit.ok()) return 2;
+  OpContext ctx(&b, jit->get(), *target);
+
+  const size_t copy_bytes = 512ull << 20;
+  auto src = b.alloc(copy_bytes), dst = b.alloc(copy_bytes);
+  if (!src.ok() || !dst.ok()) return 2;
+  (void)b.copy_on_device(*dst, *src, copy_bytes);
+  auto copy_ms = b.time_ms([&] { return b.copy_on_device(*dst, *src, copy_bytes); }, 20);
+  b.free(*src);
+  b.free(*dst);
+  if (!copy_ms.ok()) return 2;
+  const double copy_gbs = 2.0 * copy_bytes / (*copy_ms * 1e-3) / 1e9;
+
+  Bench bench(b, ctx);
+  bench.attention("decode bf16 b1 ctx4096", 1, 4096, 1);
+  bench.attention("decode bf16 b32 ctx4096", 32, 4096, 1);
+  bench.attention("decode bf16 b8 ctx16384", 8, 16384, 1);
+  bench.attention("prefill bf16 causal 2048", 1, 2048, 2048);
+  bench.attention("prefill bf16 causal 8192", 1, 8192, 8192);
+  bench.attention("prefill bf16 4x1024", 4, 1024, 1024);
+  bench.rope(16384);
+
+  std::printf("attention_bench on %s (%s); device copy %.0f GB/s (read + write); 32 q / 8 kv heads x 128\n",
+              b.info().name.c_str(), b.info().arch.c_str(), copy_gbs);
+  std::printf("%-30s %10s %9s %8s %10s\n", "op", "us", "GB/s", "of copy", "TFLOP/s");
+  for (const auto& r : bench.rows) {
+    const double s = r.ms * 1e-3;
+    if (r.bytes > 0)
+      std::printf("%-30s %10.1f %9.0f %7.0f%% %10s\n", r.name.c_str(), r.ms * 1e3, r.bytes / s / 1e9,
+                  100.0 * r.bytes / s / 1e9 / copy_gbs, "");
+    else
+      std::printf("%-30s %10.1f %9s %8s %10.1f\n", r.name.c_str(), r.ms * 1e3, "", "", r.flops / s / 1e12);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ft
+
+int main() { return ft::run(); }

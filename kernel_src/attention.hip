@@ -1,0 +1,429 @@
+// Attention over the paged KV cache (contract: runtime/ops/attention.h;
+// layout: runtime/ops/kv_cache_layout.h). Three kernels:
+//
+// attention_decode: one query token per sequence. A block owns one KV head of
+//   one sequence and one partition of its context (split-K), and serves all
+//   kGroup query heads of that KV head, so each K/V row is read from memory
+//   once per group instead of once per query head. Two passes over the
+//   partition: scores q.k for every (key, head) into LDS, then softmax
+//   weights times V. The partial result (unnormalized output, running max and
+//   sum) goes to the workspace, or straight to `out` when one partition holds
+//   every context. Napkin math at 32 x (32 q / 8 kv heads) x 4096 x 128 bf16:
+//   K+V = 537 MB, 128 us at 4.2 TB/s; the FMAs (4 per K or V element for
+//   group 4) are about a third of the issue slots in that time.
+// attention_decode_reduce: merges the partitions of each (sequence, head).
+// attention_prefill_fma / attention_prefill_mma: flash-style online softmax,
+//   causal, any q_len per sequence (extend after cached tokens). Rows of a
+//   tile are (new token, head of the group) pairs of one KV head, so K/V tiles
+//   are shared by the whole group and a short extend still fills the tile.
+//   The mma variant uses mma.sync m16n8k16 (NVIDIA); the fma variant is the
+//   portable f32 path (AMD today, and f32 everywhere).
+#include "ft_device.h"
+
+namespace ft {
+
+FT_DEVICE float attn_max(float a, float b) { return a > b ? a : b; }
+FT_DEVICE float attn_neg_inf() { return bits_float(0xff800000u); }
+// A finite "minus infinity" for running maxima: exp2(kMinus - x) is 0 and
+// kMinus - kMinus is 0, never NaN.
+constexpr float kAttnMinus = -1e30f;
+
+template <int kWidth>
+FT_DEVICE float attn_group_max(float v) {
+#pragma unroll
+  for (int mask = kWidth / 2; mask > 0; mask >>= 1) v = attn_max(v, shfl_xor(v, mask));
+  return v;
+}
+template <int kWidth>
+FT_DEVICE float attn_group_sum(float v) {
+#pragma unroll
+  for (int mask = kWidth / 2; mask > 0; mask >>= 1) v += shfl_xor(v, mask);
+  return v;
+}
+
+__device__ constexpr int attn_min(int a, int b) { return a < b ? a : b; }
+__device__ constexpr int attn_cmax(int a, int b) { return a > b ? a : b; }
+
+// ---- decode -------------------------------------------------------------------
+
+template <typename T>
+struct DecodeArgs {
+  const T* q;                // [n_seqs, n_heads, head_dim]
+  const T* k_cache;          // [slots, n_kv_heads, head_dim]
+  const T* v_cache;
+  const int* block_tables;   // [n_seqs, max_blocks]
+  const int* context_lens;   // [n_seqs]
+  float* part_out;           // [n_seqs, n_heads, max_parts, head_dim], unnormalized
+  float* part_ml;            // [n_seqs, n_heads, max_parts, 2]: running max (log2 units), sum
+  T* out;                    // [n_seqs, n_heads * head_dim]
+  float scale_log2;          // softmax scale * log2(e)
+  int n_heads;
+  int n_kv_heads;
+  int max_blocks;
+  int max_parts;
+  int direct;                // 1: a single partition covers every context; write `out`
+};
+
+// Grid: x = partition, y = sequence * n_kv_heads + kv head.
+template <typename T, int kHeadDim, int kGroup, int kBlockSize, int kThreads, int kPartition>
+FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
+  constexpr int kVecBytes = 16;
+  constexpr int kVecElems = kVecBytes / static_cast<int>(sizeof(T));
+  constexpr int kChunks = kHeadDim / kVecElems;  // 16-byte chunks per K/V row
+  constexpr int kWaves = kThreads / FT_WAVE_SIZE;
+  // Scores: each lane keeps kQkElems of q per head in registers (about 64
+  // floats in all), so lanes per key shrink as the group grows.
+  constexpr int kQkElems = attn_min(kHeadDim, attn_cmax(kVecElems, (64 / kGroup) >= 32 ? 32 : (64 / kGroup) >= 16 ? 16 : 8));
+  constexpr int kQkVecs = kQkElems / kVecElems;
+  constexpr int kQkLanes = kHeadDim / kQkElems;
+  constexpr int kQkKeysPerIter = kWaves * (FT_WAVE_SIZE / kQkLanes);
+  // Weighted V: one 16-byte chunk per lane, kVLanes lanes per key.
+  constexpr int kVLanes = kChunks;
+  constexpr int kVKeysPerWave = FT_WAVE_SIZE / kVLanes;
+  constexpr int kVKeysPerIter = kWaves * kVKeysPerWave;
+  // Loads in flight per lane: about 64 bytes of K and 64-128 of V.
+  constexpr int kQkUnroll = attn_cmax(1, 4 / kQkVecs);
+  constexpr int kVUnroll = kVecElems * kGroup > 32 ? 4 : 8;
+  static_assert(kQkElems % kVecElems == 0 && kQkLanes <= FT_WAVE_SIZE, "score lanes must fit a wave");
+  static_assert(kVLanes <= FT_WAVE_SIZE, "a V row must fit one wave's 16-byte lanes");
+  static_assert(kPartition % kBlockSize == 0 && kThreads % FT_WAVE_SIZE == 0, "bad decode tile");
+  constexpr int kScoreFloats = kPartition * kGroup;
+  constexpr int kReduceFloats = kWaves * kGroup * kHeadDim;
+  __shared__ __attribute__((aligned(16))) float smem[kScoreFloats > kReduceFloats ? kScoreFloats : kReduceFloats];
+  __shared__ int s_blocks[kPartition / kBlockSize];
+  __shared__ float s_max[kGroup], s_sum[kGroup];
+
+  const int tid = thread_x(), lane = lane_id(), wave = wave_id();
+  const int part = block_x();
+  const int seq = block_y() / a.n_kv_heads, kvh = block_y() % a.n_kv_heads;
+  const int ctx = a.context_lens[seq];
+  const int start = part * kPartition;
+  const long long head0 = static_cast<long long>(seq) * a.n_heads + kvh * kGroup;
+  if (start >= ctx) {
+    if (part == 0 && a.direct) {  // empty context: the attention output is 0
+      for (int i = tid; i < kGroup * kHeadDim; i += kThreads) a.out[head0 * kHeadDim + i] = from_float<T>(0.0f);
+    }
+    return;
+  }
+  const int n_keys = attn_min(kPartition, ctx - start);
+  for (int i = tid; i < (n_keys + kBlockSize - 1) / kBlockSize; i += kThreads)
+    s_blocks[i] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
+
+  // q, pre-scaled so scores come out in log2 units.
+  const int qk_sub = lane % kQkLanes;
+  float q[kGroup][kQkElems];
+#pragma unroll
+  for (int g = 0; g < kGroup; ++g) {
+#pragma unroll
+    for (int v = 0; v < kQkVecs; ++v) {
+      const auto qv = load_vec<T, kVecBytes>(a.q + (head0 + g) * kHeadDim + (v * kQkLanes + qk_sub) * kVecElems);
+#pragma unroll
+      for (int e = 0; e < kVecElems; ++e) q[g][v * kVecElems + e] = to_float(qv.v[e]) * a.scale_log2;
+    }
+  }
+  sync_threads();
+
+  auto row_of = [&](const T* cache, int k) {
+    const long long slot = static_cast<long long>(s_blocks[k / kBlockSize]) * kBlockSize + k % kBlockSize;
+    return cache + (slot * a.n_kv_heads + kvh) * kHeadDim;
+  };
+
+  // Pass 1: scores[k][g] into LDS. Each lane issues the loads of kUnroll
+  // keys before using any, so enough bytes are in flight per SM even when a
+  // small batch leaves one block per SM.
+  float* scores = smem;
+  using V = Vec<T, kVecBytes>;
+  for (int k0 = 0; k0 < n_keys; k0 += kQkKeysPerIter * kQkUnroll) {
+    V kv[kQkUnroll][kQkVecs];
+#pragma unroll
+    for (int u = 0; u < kQkUnroll; ++u) {
+      const int k = k0 + u * kQkKeysPerIter + wave * (FT_WAVE_SIZE / kQkLanes) + lane / kQkLanes;
+      if (k < n_keys) {
+        const T* krow = row_of(a.k_cache, k);
+#pragma unroll
+        for (int v = 0; v < kQkVecs; ++v) kv[u][v] = load_vec<T, kVecBytes>(krow + (v * kQkLanes + qk_sub) * kVecElems);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kQkUnroll; ++u) {
+      const int k = k0 + u * kQkKeysPerIter + wave * (FT_WAVE_SIZE / kQkLanes) + lane / kQkLanes;
+      float s[kGroup];
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) s[g] = 0.0f;
+      if (k < n_keys) {
+#pragma unroll
+        for (int v = 0; v < kQkVecs; ++v)
+#pragma unroll
+          for (int e = 0; e < kVecElems; ++e) {
+            const float kf = to_float(kv[u][v].v[e]);
+#pragma unroll
+            for (int g = 0; g < kGroup; ++g) s[g] += q[g][v * kVecElems + e] * kf;
+          }
+      }
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) s[g] = attn_group_sum<kQkLanes>(s[g]);
+      if (k < n_keys) {
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g)
+          if (g % kQkLanes == qk_sub) scores[k * kGroup + g] = s[g];
+      }
+    }
+  }
+  sync_threads();
+
+  // Softmax over the partition, one wave per head.
+  for (int g = wave; g < kGroup; g += kWaves) {
+    float m = kAttnMinus;
+    for (int k = lane; k < n_keys; k += FT_WAVE_SIZE) m = attn_max(m, scores[k * kGroup + g]);
+    m = attn_group_max<FT_WAVE_SIZE>(m);
+    float l = 0.0f;
+    for (int k = lane; k < n_keys; k += FT_WAVE_SIZE) {
+      const float p = fast_exp2(scores[k * kGroup + g] - m);
+      scores[k * kGroup + g] = p;
+      l += p;
+    }
+    l = attn_group_sum<FT_WAVE_SIZE>(l);
+    if (lane == 0) {
+      s_max[g] = m;
+      s_sum[g] = l;
+    }
+  }
+  sync_threads();
+
+  // Pass 2: weights times V, one 16-byte chunk of the row per lane,
+  // kVUnroll keys' loads in flight per lane.
+  const int v_sub = lane % kVLanes;
+  float acc[kGroup][kVecElems];
+#pragma unroll
+  for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+    for (int e = 0; e < kVecElems; ++e) acc[g][e] = 0.0f;
+  for (int k0 = 0; k0 < n_keys; k0 += kVKeysPerIter * kVUnroll) {
+    V vv[kVUnroll];
+#pragma unroll
+    for (int u = 0; u < kVUnroll; ++u) {
+      const int k = k0 + u * kVKeysPerIter + wave * kVKeysPerWave + lane / kVLanes;
+      if (k < n_keys) vv[u] = load_vec<T, kVecBytes>(row_of(a.v_cache, k) + v_sub * kVecElems);
+    }
+#pragma unroll
+    for (int u = 0; u < kVUnroll; ++u) {
+      const int k = k0 + u * kVKeysPerIter + wave * kVKeysPerWave + lane / kVLanes;
+      if (k < n_keys) {
+        float p[kGroup];
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) p[g] = scores[k * kGroup + g];
+#pragma unroll
+        for (int e = 0; e < kVecElems; ++e) {
+          const float vf = to_float(vv[u].v[e]);
+#pragma unroll
+          for (int g = 0; g < kGroup; ++g) acc[g][e] += p[g] * vf;
+        }
+      }
+    }
+  }
+  // Sum the keys of a wave (lanes with the same v_sub), then the waves.
+#pragma unroll
+  for (int mask = kVLanes; mask < FT_WAVE_SIZE; mask <<= 1)
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+      for (int e = 0; e < kVecElems; ++e) acc[g][e] += shfl_xor(acc[g][e], mask);
+  sync_threads();  // scores are dead; smem becomes the per-wave partial sums
+  float* red = smem;
+  if (lane < kVLanes) {
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+      for (int e = 0; e < kVecElems; ++e) red[(wave * kGroup + g) * kHeadDim + v_sub * kVecElems + e] = acc[g][e];
+  }
+  sync_threads();
+  for (int i = tid; i < kGroup * kHeadDim; i += kThreads) {
+    float o = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWaves; ++w) o += red[w * kGroup * kHeadDim + i];
+    const int g = i / kHeadDim, d = i % kHeadDim;
+    if (a.direct) {
+      a.out[(head0 + g) * kHeadDim + d] = from_float<T>(o * fast_rcp(s_sum[g]));
+    } else {
+      const long long p = (head0 + g) * a.max_parts + part;
+      a.part_out[p * kHeadDim + d] = o;
+      if (d == 0) {
+        a.part_ml[2 * p] = s_max[g];
+        a.part_ml[2 * p + 1] = s_sum[g];
+      }
+    }
+  }
+}
+
+template <typename T>
+struct DecodeReduceArgs {
+  const float* part_out;
+  const float* part_ml;
+  const int* context_lens;
+  T* out;
+  int n_heads;
+  int max_parts;
+  int partition;
+};
+
+// Grid: x = head, y = sequence; one thread per element of head_dim.
+template <typename T, int kHeadDim>
+FT_DEVICE void attention_decode_reduce(const DecodeReduceArgs<T>& a) {
+  const int h = block_x(), seq = block_y(), d = thread_x();
+  const int n_parts = (a.context_lens[seq] + a.partition - 1) / a.partition;
+  const long long base = (static_cast<long long>(seq) * a.n_heads + h) * a.max_parts;
+  float m = kAttnMinus;
+  for (int p = 0; p < n_parts; ++p) m = attn_max(m, a.part_ml[2 * (base + p)]);
+  float l = 0.0f, o = 0.0f;
+  for (int p = 0; p < n_parts; ++p) {
+    const float w = fast_exp2(a.part_ml[2 * (base + p)] - m);
+    l += w * a.part_ml[2 * (base + p) + 1];
+    o += w * a.part_out[(base + p) * kHeadDim + d];
+  }
+  a.out[(static_cast<long long>(seq) * a.n_heads + h) * kHeadDim + d] = from_float<T>(l > 0.0f ? o / l : 0.0f);
+}
+
+// ---- prefill / extend ------------------------------------------------------------
+
+template <typename T>
+struct PrefillArgs {
+  const T* q;                // [n_q_tokens, n_heads, head_dim]
+  const int* q_start;        // [n_seqs + 1]
+  const T* k_cache;
+  const T* v_cache;
+  const int* block_tables;   // [n_seqs, max_blocks]
+  const int* context_lens;   // [n_seqs]
+  T* out;                    // [n_q_tokens, n_heads * head_dim]
+  float scale_log2;
+  int n_heads;
+  int n_kv_heads;
+  int max_blocks;
+  int row_tiles;             // grid x: tiles of (token, head) rows per sequence
+};
+
+// The rows of one tile: row r is new token r / kGroup, head kvh * kGroup +
+// r % kGroup. Tiles are handed out last first, so the long causal tiles start
+// before the short ones.
+struct PrefillTile {
+  int seq, kvh, q0, q_len, ctx, row_base, rows;
+  // Cache position of the new token behind row r (relative to row_base), or
+  // -1 for a row past the end: it then attends to nothing.
+  template <int kGroup>
+  FT_DEVICE int pos(int r) const {
+    return row_base + r < rows ? ctx - q_len + (row_base + r) / kGroup : -1;
+  }
+};
+
+template <typename T, int kGroup>
+FT_DEVICE bool prefill_tile(const PrefillArgs<T>& a, int tile_rows, PrefillTile* t) {
+  t->seq = block_y() / a.n_kv_heads;
+  t->kvh = block_y() % a.n_kv_heads;
+  t->q0 = a.q_start[t->seq];
+  t->q_len = a.q_start[t->seq + 1] - t->q0;
+  t->ctx = a.context_lens[t->seq];
+  t->rows = t->q_len * kGroup;
+  t->row_base = (a.row_tiles - 1 - block_x()) * tile_rows;
+  return t->row_base < t->rows;
+}
+
+// Portable path: kSplit lanes per row split head_dim; K/V tiles of kKeys keys
+// are staged in LDS as f32 (converted once per tile, not once per row).
+template <typename T, int kHeadDim, int kGroup, int kBlockSize, int kRows, int kSplit, int kKeys>
+FT_DEVICE void attention_prefill_fma(const PrefillArgs<T>& a) {
+  constexpr int kThreads = kRows * kSplit;
+  constexpr int kD = kHeadDim / kSplit;
+  constexpr int kVecElems = 16 / static_cast<int>(sizeof(T));
+  constexpr int kChunks = kHeadDim / kVecElems;
+  constexpr int kStride = kHeadDim + 4;  // pad: rows start on different banks, 16-byte aligned
+  static_assert(kD % 4 == 0 && kSplit <= FT_WAVE_SIZE && FT_WAVE_SIZE % kSplit == 0, "bad prefill fma tile");
+  __shared__ __attribute__((aligned(16))) float sk[kKeys * kStride];
+  __shared__ __attribute__((aligned(16))) float sv[kKeys * kStride];
+
+  PrefillTile t;
+  if (!prefill_tile<T, kGroup>(a, kRows, &t)) return;
+  const int tid = thread_x(), r = tid / kSplit, sub = tid % kSplit;
+  const int pos = t.pos<kGroup>(r);
+  const int last = attn_min(t.row_base + kRows, t.rows) - 1;
+  const int max_pos = t.ctx - t.q_len + last / kGroup;
+  const int token = t.q0 + (t.row_base + r) / kGroup;
+  const int head = t.kvh * kGroup + (t.row_base + r) % kGroup;
+  const long long qo = (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + sub * kD;
+
+  float q[kD], acc[kD];
+#pragma unroll
+  for (int j = 0; j < kD; ++j) {
+    q[j] = pos >= 0 ? to_float(a.q[qo + j]) * a.scale_log2 : 0.0f;
+    acc[j] = 0.0f;
+  }
+  float m = kAttnMinus, l = 0.0f;
+  const int* table = a.block_tables + static_cast<long long>(t.seq) * a.max_blocks;
+  for (int k0 = 0; k0 <= max_pos; k0 += kKeys) {
+    sync_threads();  // the previous tile is consumed
+    for (int i = tid; i < kKeys * kChunks; i += kThreads) {
+      const int key = i / kChunks, c = i % kChunks, p = k0 + key;
+      float kf[kVecElems], vf[kVecElems];
+      if (p <= max_pos) {
+        const long long slot = static_cast<long long>(table[p / kBlockSize]) * kBlockSize + p % kBlockSize;
+        const long long off = (slot * a.n_kv_heads + t.kvh) * kHeadDim + c * kVecElems;
+        const auto kv = load_vec<T, 16>(a.k_cache + off), vv = load_vec<T, 16>(a.v_cache + off);
+#pragma unroll
+        for (int e = 0; e < kVecElems; ++e) {
+          kf[e] = to_float(kv.v[e]);
+          vf[e] = to_float(vv.v[e]);
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVecElems; ++e) kf[e] = vf[e] = 0.0f;
+      }
+#pragma unroll
+      for (int e = 0; e < kVecElems; ++e) {
+        sk[key * kStride + c * kVecElems + e] = kf[e];
+        sv[key * kStride + c * kVecElems + e] = vf[e];
+      }
+    }
+    sync_threads();
+    float s[kKeys];
+    float mt = kAttnMinus;
+#pragma unroll
+    for (int kk = 0; kk < kKeys; ++kk) {
+      float d = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kD; j += 4) {
+        const auto kv = *reinterpret_cast<const Vec<float, 16>*>(&sk[kk * kStride + sub * kD + j]);
+        d += q[j] * kv.v[0] + q[j + 1] * kv.v[1] + q[j + 2] * kv.v[2] + q[j + 3] * kv.v[3];
+      }
+      d = attn_group_sum<kSplit>(d);
+      s[kk] = k0 + kk <= pos ? d : attn_neg_inf();
+      mt = attn_max(mt, s[kk]);
+    }
+    const float m_new = attn_max(m, mt);
+    const float corr = fast_exp2(m - m_new);
+    m = m_new;
+    l *= corr;
+#pragma unroll
+    for (int j = 0; j < kD; ++j) acc[j] *= corr;
+#pragma unroll
+    for (int kk = 0; kk < kKeys; ++kk) {
+      const float p = fast_exp2(s[kk] - m);
+      l += p;
+#pragma unroll
+      for (int j = 0; j < kD; j += 4) {
+        const auto vv = *reinterpret_cast<const Vec<float, 16>*>(&sv[kk * kStride + sub * kD + j]);
+        acc[j] += p * vv.v[0];
+        acc[j + 1] += p * vv.v[1];
+        acc[j + 2] += p * vv.v[2];
+        acc[j + 3] += p * vv.v[3];
+      }
+    }
+  }
+  if (pos < 0) return;
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+  for (int j = 0; j < kD; ++j) a.out[qo + j] = from_float<T>(acc[j] * inv);
+}
+
+}  // namespace ft
+
+#if defined(FT_NVIDIA)
+#include "attention_mma.h"
+#endif

@@ -1,0 +1,107 @@
+// The RoPE and attention kernels without a GPU: for every target in
+// gfx_targets, a representative subset of the catalog's rope/attention
+// kernels (every kernel template, both head dims, small and large groups)
+// compiles with no spills, no scratch and a usable occupancy; on NVIDIA the
+// prefill runs on mma.sync. (The whole catalog, 76 of these per target, is
+// `ft-jit warm`'s job: at about a second per compile it is too slow for a
+// 2-core CI run across 13 targets.)
+#include <gtest/gtest.h>
+
+#include "jit/catalog.h"
+#include "jit/compile_service.h"
+#include "tests/jit/test_util.h"
+
+namespace ft {
+namespace {
+
+using testing::bin_dir;
+
+CompileService& service() {
+  static std::unique_ptr<CompileService> s = [] {
+    CompileServiceOptions o;
+    o.worker_path = bin_dir() + "/ft-compile-worker";
+    o.jobs = 2;
+    auto r = CompileService::create(nullptr, o);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }();
+  return *s;
+}
+
+std::vector<KernelSpec> subset(const TargetFacts& t) {
+  return {
+      rope_spec(t, DType::kBF16, 128, true, true),
+      rope_spec(t, DType::kF16, 64, false, false),
+      attention_decode_spec(t, DType::kBF16, 128, 4, 16),
+      attention_decode_spec(t, DType::kBF16, 128, 8, 16),  // the most q registers
+      attention_decode_spec(t, DType::kF16, 64, 7, 16),
+      attention_decode_spec(t, DType::kF16, 128, 1, 16),
+      attention_decode_reduce_spec(t, DType::kBF16, 128),
+      attention_prefill_spec(t, DType::kBF16, 128, 4, 16),
+      attention_prefill_spec(t, DType::kF16, 64, 7, 16),
+      attention_prefill_spec(t, DType::kBF16, 128, 1, 16),
+  };
+}
+
+class AttnTarget : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AttnTarget, SubsetCompilesWithoutSpills) {
+  auto target = parse_target_id(GetParam());
+  ASSERT_TRUE(target.ok());
+  const TargetFacts& facts = *target->facts;
+  ASSERT_TRUE(valid(facts.tiles.rope) && valid(facts.tiles.attn)) << facts.name;
+  for (const KernelSpec& spec : subset(facts)) {
+    auto compiled = service().get(spec, *target);
+    ASSERT_TRUE(compiled.ok()) << spec.name << " on " << facts.name << ": " << compiled.status().to_string();
+    const KernelResources& r = compiled->resources;
+    EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name;
+    EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
+    EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name;
+    const int regs = facts.is_amd() ? r.vgprs : r.registers;
+    const int waves = occupancy_waves(facts, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads);
+    // Decode is memory-bound: it needs several resident waves per SIMD (warps
+    // per SM on NVIDIA) to keep loads in flight.
+    const int floor = spec.function == "ft::attention_decode" ? (facts.is_amd() ? facts.max_waves_per_simd / 4 : 16) : 1;
+    EXPECT_GE(waves, floor) << spec.name << " on " << facts.name << ": " << regs << " registers, " << r.lds_bytes
+                            << " bytes LDS";
+    if (!facts.is_amd() && spec.function == "ft::attention_prefill_mma") {
+      auto ptx = service().ptx(spec, *target);
+      ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
+      EXPECT_NE(ptx->find("mma.sync.aligned.m16n8k16.row.col.f32"), std::string::npos) << spec.name;
+      EXPECT_NE(ptx->find("ldmatrix.sync.aligned.m8n8.x4.trans"), std::string::npos) << spec.name;
+    }
+  }
+}
+
+std::vector<std::string> target_names() {
+  std::vector<std::string> names;
+  for (const auto& t : all_targets()) names.emplace_back(t.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, AttnTarget, ::testing::ValuesIn(target_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(AttnCatalog, CoversTheModelShapesOncePerTarget) {
+  for (const auto& t : all_targets()) {
+    int rope = 0, decode = 0, prefill = 0, reduce = 0;
+    for (const auto& s : kernel_catalog(t)) {
+      rope += s.function == "ft::rope_qk_norm_kv_write";
+      decode += s.function == "ft::attention_decode";
+      reduce += s.function == "ft::attention_decode_reduce";
+      prefill += s.function == "ft::attention_prefill_mma" || s.function == "ft::attention_prefill_fma";
+    }
+    const int shapes = static_cast<int>(catalog_attention_shapes().size());
+    EXPECT_EQ(rope, 2 * 2 * 4) << t.name;  // f16/bf16 x head_dim 64/128 x NEOX/NORM x q/k norm or not
+    EXPECT_EQ(decode, 2 * shapes) << t.name;
+    EXPECT_EQ(prefill, 2 * shapes) << t.name;
+    EXPECT_EQ(reduce, 2 * 2) << t.name;
+  }
+  // Llama-3-8B / Qwen3-8B (128, 4), Qwen2.5-7B (128, 7), Qwen3-0.6B (128, 2), Llama-3.2-1B (64, 4).
+  for (auto shape : {std::pair{128, 4}, {128, 7}, {128, 2}, {64, 4}, {128, 8}, {128, 1}, {128, 5}})
+    EXPECT_NE(std::find(catalog_attention_shapes().begin(), catalog_attention_shapes().end(), shape),
+              catalog_attention_shapes().end());
+}
+
+}  // namespace
+}  // namespace ft
