@@ -17,6 +17,19 @@ constexpr Tiles kDefaultTiles{
              .prefill_keys = 32},
 };
 static_assert(valid(kDefaultTiles.norm) && valid(kDefaultTiles.act));
+
+constexpr Tiles with_gemm(Tiles t, GemmTile g) {
+  t.gemm = g;
+  return t;
+}
+// GEMM tiles. NVIDIA: 8 warps of 64x32 (mma.sync 16x8x16), 3 cp.async stages
+// of 16 KiB = 48 KiB, the static shared-memory limit (no opt-in needed).
+// RDNA: 8 wave32 of 64x32 (WMMA 16x16: 8 accumulator tiles = 64 VGPRs).
+// CDNA: 4 wave64 of 64x64 (MFMA 32x32: 4 accumulator tiles = 64 registers).
+constexpr GemmTile kNvidiaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 4, .stages = 3};
+constexpr GemmTile kRdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 4, .stages = 2};
+constexpr GemmTile kCdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 2, .stages = 2};
+static_assert(valid(kNvidiaGemm) && valid(kRdnaGemm) && valid(kCdnaGemm));
 static_assert(valid(kDefaultTiles.rope) && valid(kDefaultTiles.attn));
 
 constexpr uint32_t kRdna3Dots = kDotSudot4 | kDotF32F16 | kDotF32Bf16;
@@ -34,7 +47,7 @@ constexpr TargetFacts rdna(std::string_view name, std::string_view products, std
       .vgpr_granule = vgprs == 1536 ? 24 : 16, .max_vgprs_per_wave = 256,
       .lds_bytes_per_block = 64 * 1024, .lds_bytes_per_cu = 128 * 1024,
       .matrix_core = mma, .fp8 = fp8, .dot_ops = kRdna3Dots,
-      .has_xnack = false, .has_sramecc = false, .tiles = kDefaultTiles};
+      .has_xnack = false, .has_sramecc = false, .tiles = with_gemm(kDefaultTiles, kRdnaGemm)};
 }
 
 // CDNA: wave64 only; 512 unified VGPR+AGPR per lane per SIMD, granule 8,
@@ -48,7 +61,7 @@ constexpr TargetFacts cdna(std::string_view name, std::string_view products, std
       .vgpr_granule = 8, .max_vgprs_per_wave = 512,
       .lds_bytes_per_block = lds_bytes, .lds_bytes_per_cu = lds_bytes,
       .matrix_core = MatrixCore::kMfma, .fp8 = fp8, .dot_ops = kCdnaDots,
-      .has_xnack = true, .has_sramecc = true, .tiles = kDefaultTiles};
+      .has_xnack = true, .has_sramecc = true, .tiles = with_gemm(kDefaultTiles, kCdnaGemm)};
 }
 
 // NVIDIA: 65536 registers per SM (2048 per lane of a warp), allocated per warp
@@ -63,7 +76,7 @@ constexpr TargetFacts nvidia(std::string_view name, std::string_view compile_arc
       .vgpr_granule = 8, .max_vgprs_per_wave = 255,
       .lds_bytes_per_block = smem_block, .lds_bytes_per_cu = smem_sm,
       .matrix_core = mma, .fp8 = fp8, .dot_ops = kDotDp4a,
-      .has_xnack = false, .has_sramecc = false, .tiles = kDefaultTiles};
+      .has_xnack = false, .has_sramecc = false, .tiles = with_gemm(kDefaultTiles, kNvidiaGemm)};
 }
 
 constexpr std::array kTargets = {

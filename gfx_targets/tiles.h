@@ -38,11 +38,25 @@ struct AttnTile {
 // so attention_decode_workspace_bytes() needs no target.
 constexpr int kMinDecodePartition = 256;
 
+// Prefill GEMM on the matrix cores (kernel_src/gemm.hip): a block of
+// warps_m x warps_n waves computes a block_m x block_n output tile, staging K
+// block_k at a time through `stages` LDS buffers (cp.async on NVIDIA; AMD is
+// register-staged double buffering, stages = 2).
+struct GemmTile {
+  int block_m;
+  int block_n;
+  int block_k;  // 16, 32 or 64 (one to four 16-byte chunks per row, swizzled)
+  int warps_m;
+  int warps_n;
+  int stages;
+};
+
 struct Tiles {
   NormTile norm;
   ActTile act;
   RopeTile rope;
   AttnTile attn;
+  GemmTile gemm;
 };
 
 constexpr bool valid(const NormTile& t) {
@@ -61,6 +75,13 @@ constexpr bool valid(const AttnTile& t) {
          t.decode_partition % 16 == 0 && t.decode_partition <= 1024 && t.prefill_split >= 1 &&
          t.prefill_split <= 8 && (t.prefill_split & (t.prefill_split - 1)) == 0 &&
          t.prefill_rows * t.prefill_split <= 1024 && t.prefill_keys >= 8 && t.prefill_keys <= 64;
+}
+
+constexpr bool valid(const GemmTile& t) {
+  const int threads = t.warps_m * t.warps_n * 32;
+  return (t.block_k == 16 || t.block_k == 32 || t.block_k == 64) && t.warps_m >= 1 && t.warps_n >= 1 &&
+         threads <= 1024 && t.block_m % (16 * t.warps_m) == 0 && t.block_n % (16 * t.warps_n) == 0 &&
+         t.stages >= 2 && t.stages <= 4;
 }
 
 }  // namespace ft

@@ -106,6 +106,64 @@ std::vector<std::pair<int, int>> catalog_attention_shapes() {
           {64, 1},  {64, 2},  {64, 4},  {64, 5},  {64, 7},  {64, 8}};
 }
 
+GemmLaunchShape gemm_launch_shape(const TargetFacts& target, DType dtype) {
+  if (dtype == DType::kF32) return {256, 64, 64, 16};  // kernel_src/gemm.hip gemm_f32
+  const GemmTile& t = target.tiles.gemm;
+  return {t.warps_m * t.warps_n * target.wave_size, t.block_m, t.block_n, t.block_k};
+}
+
+KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k) {
+  const GemmTile& t = target.tiles.gemm;
+  KernelSpec s;
+  s.name = fmt::format("ft_gemm_{}_k{}", dtype_name(dtype), k);
+  s.family = "gemm";
+  s.args_type = fmt::format("ft::GemmArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = gemm_launch_shape(target, dtype).threads;
+  if (dtype == DType::kF32) {
+    s.function = "ft::gemm_f32";
+    s.template_args = {std::to_string(k)};
+    return s;
+  }
+  s.function = "ft::gemm";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(k), std::to_string(t.block_m),
+                     std::to_string(t.block_n), std::to_string(t.block_k), std::to_string(t.warps_m),
+                     std::to_string(t.warps_n), std::to_string(t.stages)};
+  return s;
+}
+
+namespace {
+// Lower-case ggml names without linking ft_model (ggml_type_name lives there).
+const char* dequant_type_name(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32: return "f32";
+    case GgmlType::kF16: return "f16";
+    case GgmlType::kBF16: return "bf16";
+    case GgmlType::kQ4_0: return "q4_0";
+    case GgmlType::kQ8_0: return "q8_0";
+    case GgmlType::kQ4_K: return "q4_k";
+    case GgmlType::kQ5_K: return "q5_k";
+    case GgmlType::kQ6_K: return "q6_k";
+    default: return nullptr;
+  }
+}
+}  // namespace
+
+bool gemm_dequant_supported(GgmlType type) { return dequant_type_name(type) != nullptr; }
+
+KernelSpec gemm_dequant_spec(const TargetFacts&, DType dtype, GgmlType type) {
+  KernelSpec s;
+  const char* tname = dequant_type_name(type);
+  s.name = fmt::format("ft_gemm_dequant_{}_to_{}", tname ? tname : "unknown", dtype_name(dtype));
+  s.family = "gemm";
+  s.function = "ft::gemm_dequant";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(static_cast<uint32_t>(type))};
+  s.args_type = fmt::format("ft::GemmDequantArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = 256;
+  return s;
+}
+
+std::vector<int> catalog_gemm_k_sizes() { return {4096, 12288, 14336}; }
+
 std::vector<int> catalog_hidden_sizes() {
   // Qwen2.5-0.5B 896, Llama-3.2-1B 2048, Gemma-2-2B 2304, Qwen3-4B 2560, Llama-3.2-3B 3072,
   // Qwen2.5-7B 3584, Llama-3-8B / Qwen3-8B 4096, Qwen3-14B 5120, Llama-3-70B 8192; head_dim 64/128
@@ -127,6 +185,10 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     }
     for (int i : catalog_intermediate_sizes()) specs.push_back(gated_act_spec(target, dt, GatedAct::kSilu, i));
     for (int i : {9216, 14336, 16384}) specs.push_back(gated_act_spec(target, dt, GatedAct::kGeluTanh, i));
+    if (dt != DType::kF32)
+      for (int k : catalog_gemm_k_sizes()) specs.push_back(gemm_spec(target, dt, k));
+    for (GgmlType w : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
+      if (dt != DType::kF32) specs.push_back(gemm_dequant_spec(target, dt, w));
   }
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {

@@ -8,6 +8,7 @@
 #include "gfx_targets/targets.h"
 #include "jit/kernel_spec.h"
 #include "runtime/base/dtype.h"
+#include "runtime/model/ggml_types.h"
 
 namespace ft {
 
@@ -36,6 +37,28 @@ int attention_prefill_rows(const TargetFacts& target, DType dtype);
 // 128/5, Qwen2.5-3B 128/8, Qwen2.5-1.5B 128/6, Llama-3.2-3B 128/3, MHA 128/1,
 // Llama-3.2-1B 64/4, Qwen2.5-0.5B 64/7, and 64 with groups 1, 2, 5, 8.
 std::vector<std::pair<int, int>> catalog_attention_shapes();
+
+// Prefill GEMM y[m, n] = x[m, k] W[n, k]^T with k a template constant (m, n
+// at run time): the matrix-core kernel for f16/bf16, a plain tiled FMA
+// kernel for f32. Launch: gemm_launch_dims().
+KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k);
+// Threads per block and the M x N tile one block covers, for `dtype`.
+struct GemmLaunchShape {
+  int threads;
+  int block_m;
+  int block_n;
+  int block_k;
+};
+GemmLaunchShape gemm_launch_shape(const TargetFacts& target, DType dtype);
+// Expands a GGUF weight of `type` (F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q5_K,
+// Q6_K) into `dtype`, 32 elements per thread, 256 threads per block: the
+// GEMM's first step for weights not already of the activation type.
+KernelSpec gemm_dequant_spec(const TargetFacts& target, DType dtype, GgmlType type);
+// The weight types gemm_dequant_spec accepts.
+bool gemm_dequant_supported(GgmlType type);
+// K dimensions of the dense 8B models' projections (hidden 4096, Llama-3 /
+// Qwen3 intermediate 12288 and 14336) that the catalog prebuilds.
+std::vector<int> catalog_gemm_k_sizes();
 
 // Row widths of the dense Llama / Qwen2 / Qwen3 / Mistral / Gemma families.
 std::vector<int> catalog_hidden_sizes();

@@ -1,0 +1,153 @@
+// gemm_bench: the prefill GEMM (runtime/ops/gemm.h) at M = 2048 tokens on
+// the dense 8B projection shapes (Qwen3-8B / Llama-3-8B-like: qkv 6144 is
+// close to the 4096 row, gate+up 2 x 12288 ~ the 12288 row, down, lm_head),
+// bf16, against cuBLAS through torch measured in the same run by
+// bench/gemm_torch.py (pass its output file with --torch FILE).
+//
+// FLOPs = 2 M N K. Inputs random (never zeros), W larger than L2 for every
+// shape (32 MB at 4096 x 4096 is the smallest; x and y stay in L2 there,
+// which is what a prefill sees too). Timed with device events after warm-up.
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+
+#include "jit/catalog.h"
+#include "runtime/ops/gemm.h"
+#include "tests/gpu/device_data.h"
+
+namespace ft {
+namespace {
+
+constexpr int kRepeats = 20;
+constexpr int kTokens = 2048;
+
+// Random bf16 bits of magnitude ~[2^-7, 1), either sign: fast enough for a
+// 1.2 GB lm_head on the host.
+Result<DeviceBuffer> random_bf16(Backend& b, size_t count, uint64_t seed) {
+  std::vector<uint16_t> bits(count);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& v : bits) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    const uint16_t exponent = 120 + static_cast<uint16_t>((s >> 8) % 7);
+    v = static_cast<uint16_t>(((s >> 20) & 0x8000) | (exponent << 7) | (s & 0x7F));
+  }
+  FT_ASSIGN_OR_RETURN(DeviceBuffer buf, b.alloc(count * 2));
+  FT_RETURN_IF_ERROR(b.copy_to_device(buf, bits.data(), count * 2));
+  return buf;
+}
+
+// "N K tflops" lines from gemm_torch.py.
+std::map<std::pair<int, int>, double> read_peer(const char* path) {
+  std::map<std::pair<int, int>, double> out;
+  FILE* f = path ? std::fopen(path, "r") : nullptr;
+  if (!f) return out;
+  int n, k;
+  double tf;
+  while (std::fscanf(f, "%d %d %lf", &n, &k, &tf) == 3) out[{n, k}] = tf;
+  std::fclose(f);
+  return out;
+}
+
+// --tune: other tiles for the same kernel template, launched directly (the
+// launcher always takes the target's tile), to choose the one in targets.cpp.
+Result<double> time_tile(OpContext& ctx, const GemmTile& t, int n, int k, DeviceBuffer x, DeviceBuffer w,
+                         DeviceBuffer y) {
+  KernelSpec spec = gemm_spec(ctx.facts(), DType::kBF16, k);
+  spec.name += fmt::format("_t{}x{}x{}_w{}x{}_s{}", t.block_m, t.block_n, t.block_k, t.warps_m, t.warps_n, t.stages);
+  spec.template_args = {"ft::bf16", std::to_string(k), std::to_string(t.block_m), std::to_string(t.block_n),
+                        std::to_string(t.block_k), std::to_string(t.warps_m), std::to_string(t.warps_n),
+                        std::to_string(t.stages)};
+  spec.block_threads = t.warps_m * t.warps_n * ctx.facts().wave_size;
+  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(spec));
+  struct {
+    uint64_t x, w, bias, y;
+    int m, n;
+  } args{x.ptr, w.ptr, 0, y.ptr, kTokens, n};  // kernel_src/gemm.hip GemmArgs<T>
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>((kTokens + t.block_m - 1) / t.block_m);
+  dims.grid[1] = static_cast<unsigned>((n + t.block_n - 1) / t.block_n);
+  dims.block[0] = static_cast<unsigned>(spec.block_threads);
+  auto fn = [&] { return ctx.backend().launch(kernel, dims, &args, sizeof args); };
+  FT_RETURN_IF_ERROR(fn());
+  return ctx.backend().time_ms(fn, kRepeats);
+}
+
+int run(int argc, char** argv) {
+  const char* peer_path = nullptr;
+  bool tune = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--torch") == 0 && i + 1 < argc) peer_path = argv[i + 1];
+    if (std::strcmp(argv[i], "--tune") == 0) tune = true;
+  }
+  auto peer = read_peer(peer_path);
+
+  auto backend = open_cuda_backend(0);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "gemm_bench: %s\n", backend.status().to_string().c_str());
+    return 2;
+  }
+  Backend& b = **backend;
+  auto target = parse_target_id(b.info().arch);
+  auto cache = CodeObjectCache::open(CacheOptions{});
+  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
+  if (!target.ok() || !jit.ok()) return 2;
+  OpContext ctx(&b, jit->get(), *target);
+  const DType dt = DType::kBF16;
+
+  struct Shape {
+    const char* name;
+    int n, k;
+  };
+  const Shape shapes[] = {{"gate_up", 12288, 4096}, {"o_proj", 4096, 4096}, {"down", 4096, 12288},
+                          {"lm_head", 151936, 4096}};
+  std::printf("gemm_bench on %s (%s), bf16, M = %d; peer = torch.matmul (cuBLAS) %s\n", b.info().name.c_str(),
+              b.info().arch.c_str(), kTokens, peer.empty() ? "not given (--torch FILE)" : "from the same run");
+  std::printf("%-8s %7s %6s %10s %9s %9s %8s\n", "shape", "N", "K", "us", "TFLOP/s", "torch", "ratio");
+  int status = 0;
+  for (const Shape& s : shapes) {
+    auto x = random_bf16(b, static_cast<size_t>(kTokens) * s.k, 1);
+    auto w = random_bf16(b, static_cast<size_t>(s.n) * s.k, 2);
+    auto y = b.alloc(static_cast<size_t>(kTokens) * s.n * 2);
+    if (!x.ok() || !w.ok() || !y.ok()) return 2;
+    WeightView view{GgmlType::kBF16, s.n, s.k, *w};
+    auto fn = [&] { return gemm(ctx, dt, view, *x, kTokens, *y); };
+    Status st;
+    for (int i = 0; i < 3 && st.ok(); ++i) st = fn();
+    auto ms = st.ok() ? b.time_ms(fn, kRepeats) : Result<double>(st);
+    if (!ms.ok()) {
+      std::fprintf(stderr, "%s: %s\n", s.name, ms.status().to_string().c_str());
+      status = 1;
+    } else {
+      const double tflops = 2.0 * kTokens * s.n * s.k / (*ms * 1e-3) / 1e12;
+      auto it = peer.find({s.n, s.k});
+      if (it != peer.end())
+        std::printf("%-8s %7d %6d %10.1f %9.1f %9.1f %7.0f%%\n", s.name, s.n, s.k, *ms * 1e3, tflops, it->second,
+                    100 * tflops / it->second);
+      else
+        std::printf("%-8s %7d %6d %10.1f %9.1f %9s %8s\n", s.name, s.n, s.k, *ms * 1e3, tflops, "-", "-");
+    }
+    if (tune) {
+      const GemmTile tiles[] = {{128, 128, 32, 2, 4, 3}, {128, 256, 32, 2, 4, 2}, {256, 128, 32, 4, 2, 2},
+                                {128, 128, 32, 2, 2, 3}, {64, 128, 32, 2, 2, 4}, {128, 64, 32, 2, 2, 4},
+                                {128, 128, 16, 2, 4, 4}};
+      for (const GemmTile& t : tiles) {
+        auto tms = time_tile(ctx, t, s.n, s.k, *x, *w, *y);
+        std::printf("  tile %dx%dx%d warps %dx%d stages %d: %s\n", t.block_m, t.block_n, t.block_k, t.warps_m,
+                    t.warps_n, t.stages,
+                    tms.ok() ? fmt::format("{:.1f} TFLOP/s", 2.0 * kTokens * s.n * s.k / (*tms * 1e-3) / 1e12).c_str()
+                             : tms.status().to_string().c_str());
+      }
+    }
+    for (auto buf : {*x, *w, *y}) b.free(buf);
+  }
+  return status;
+}
+
+}  // namespace
+}  // namespace ft
+
+int main(int argc, char** argv) { return ft::run(argc, argv); }

@@ -1,0 +1,552 @@
+// Prefill GEMM: y[m, n] = x[m, K] * W[n, K]^T (+ bias[n]) on the matrix cores.
+//
+// Both operands are K-contiguous (x rows and W rows), so the A and B tiles are
+// staged identically: [rows][kBK] in LDS, 16-byte chunks XOR-swizzled so that
+// eight rows reading the same chunk hit eight different bank groups (ldmatrix
+// on NVIDIA reads 8 rows x 16 B per phase; WMMA/MFMA fragment reads do the
+// same row-wise). The matrix-core instruction is a policy type chosen by the
+// host from TargetFacts::matrix_core (jit/catalog.cpp), one per kind:
+//
+//   MmaSync     m16n8k16 x2 per 16x16x16 step (sm_80+), ldmatrix.x4 fragments
+//   WmmaGfx11   v_wmma 16x16x16, A/B replicated in both half-waves (RDNA3/3.5)
+//   WmmaGfx12   v_wmma 16x16x16 gfx12 form, half-waves split K (RDNA4)
+//   Mfma32      v_mfma 32x32x8 (CDNA2/3, wave64)
+//
+// Pipeline: NVIDIA copies global->shared with cp.async over kStages buffers
+// (one barrier per K step); AMD loads the next tile into registers while the
+// current one is multiplied, then stores it to the other LDS buffer.
+// Rows of x past m are clamped on load (valid memory, results dropped) and
+// masked on store; K is a template constant and a multiple of kBK, n a
+// multiple of 32 (checked by the launcher; columns past n are masked too).
+//
+// Grid: x over M tiles (fastest), y over N tiles, so the blocks in flight
+// share one W tile and stream x from L2: W is read from DRAM once.
+#include "ft_device.h"
+
+namespace ft {
+
+template <typename T>
+struct GemmArgs {
+  const T* x;     // [m, K]
+  const T* w;     // [n, K]
+  const T* bias;  // [n] or null
+  T* y;           // [m, n]
+  int m;
+  int n;
+};
+
+// Element offset of (row, chunk) in a [rows][kBK] tile of 16-bit values.
+template <int kBK>
+FT_DEVICE int tile_offset(int row, int chunk) {
+  constexpr int kChunks = kBK / 8;
+  static_assert(kChunks == 2 || kChunks == 4 || kChunks == 8, "kBK must be 16, 32 or 64");
+  if constexpr (kChunks == 8) return row * kBK + ((chunk ^ (row & 7)) << 3);
+  else if constexpr (kChunks == 4) return row * kBK + ((chunk ^ ((row >> 1) & 3)) << 3);
+  else return row * kBK + ((chunk ^ ((row >> 2) & 1)) << 3);
+}
+
+template <typename T> struct IsBf16 { static constexpr bool value = false; };
+template <> struct IsBf16<bf16> { static constexpr bool value = true; };
+
+// ---- NVIDIA: mma.sync --------------------------------------------------------------
+#if defined(FT_NVIDIA)
+FT_DEVICE ft_u32 smem_addr(const void* p) {
+  ft_u32 a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+
+FT_DEVICE void cp_async16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem)), "l"(gmem));
+}
+FT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int kPending>
+FT_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending)); }
+
+FT_DEVICE void ldmatrix_x4(ft_u32 (&r)[4], const void* smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(smem)));
+}
+
+struct MmaSync {
+  static constexpr int kM = 16, kN = 16, kK = 16;
+  struct FragA { ft_u32 r[4]; };
+  struct FragB { ft_u32 r[4]; };  // two n8 tiles: r[0..1] and r[2..3]
+  struct Acc {
+    float c[8];  // c[0..3] n8 tile 0, c[4..7] n8 tile 1
+    FT_DEVICE float operator[](int i) const { return c[i]; }
+  };
+  static constexpr int kAccCount = 8;
+
+  // ldmatrix.x4: lanes 0-15 address rows 0-15 at k0, lanes 16-31 rows 0-15 at k0+8.
+  template <int kBK>
+  static FT_DEVICE FragA load_a(const ft_u16* s, int row0, int k0) {
+    const int l = lane_id();
+    FragA f;
+    ldmatrix_x4(f.r, s + tile_offset<kBK>(row0 + (l & 15), (k0 >> 3) + (l >> 4)));
+    return f;
+  }
+  // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+  template <int kBK>
+  static FT_DEVICE FragB load_b(const ft_u16* s, int n0, int k0) {
+    const int l = lane_id();
+    FragB f;
+    ldmatrix_x4(f.r, s + tile_offset<kBK>(n0 + (l & 7) + ((l >> 4) << 3), (k0 >> 3) + ((l >> 3) & 1)));
+    return f;
+  }
+  template <typename T>
+  static FT_DEVICE void mma(Acc& d, const FragA& a, const FragB& b) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float* c = d.c + 4 * h;
+      if constexpr (IsBf16<T>::value)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+      else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]));
+    }
+  }
+  // c0,c1: (row g, cols 2t, 2t+1); c2,c3: row g + 8; g = lane / 4, t = lane % 4.
+  static FT_DEVICE int acc_row(int i) { return (lane_id() >> 2) + ((i & 2) << 2); }
+  static FT_DEVICE int acc_col(int i) { return ((i >> 2) << 3) + ((lane_id() & 3) << 1) + (i & 1); }
+  static constexpr bool kPairedCols = true;  // elements 2i and 2i+1 are adjacent columns
+};
+#endif  // FT_NVIDIA
+
+// ---- AMD: WMMA and MFMA ----------------------------------------------------------------
+#if defined(FT_AMD)
+template <typename T> struct MmaElem { typedef _Float16 type; };
+template <> struct MmaElem<bf16> { typedef short type; };
+
+#if defined(FT_MATRIX_CORE_WMMA_GFX11)
+// gfx11: lane l holds row (A) / column (B) l % 16 with all 16 k; both
+// half-waves carry the same data. D: lane l, element i = (row 2i + l/16, col l%16).
+template <typename T>
+struct WmmaGfx11 {
+  typedef typename MmaElem<T>::type E;
+  typedef __attribute__((ext_vector_type(16))) E Frag;
+  typedef __attribute__((ext_vector_type(8))) float Acc;
+  typedef Frag FragA;
+  typedef Frag FragB;
+  static constexpr int kM = 16, kN = 16, kK = 16;
+  static constexpr int kAccCount = 8;
+  static constexpr bool kPairedCols = false;
+
+  template <int kBK>
+  static FT_DEVICE Frag load(const ft_u16* s, int row0, int k0) {
+    const int row = row0 + (lane_id() & 15);
+    typedef __attribute__((ext_vector_type(8))) E V8;
+    V8 lo = *reinterpret_cast<const V8*>(s + tile_offset<kBK>(row, k0 >> 3));
+    V8 hi = *reinterpret_cast<const V8*>(s + tile_offset<kBK>(row, (k0 >> 3) + 1));
+    return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+  template <int kBK> static FT_DEVICE FragA load_a(const ft_u16* s, int r, int k) { return load<kBK>(s, r, k); }
+  template <int kBK> static FT_DEVICE FragB load_b(const ft_u16* s, int r, int k) { return load<kBK>(s, r, k); }
+  template <typename U>
+  static FT_DEVICE void mma(Acc& d, const Frag& a, const Frag& b) {
+    if constexpr (IsBf16<T>::value) d = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a, b, d);
+    else d = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, d);
+  }
+  static FT_DEVICE int acc_row(int i) { return 2 * i + (lane_id() >> 4); }
+  static FT_DEVICE int acc_col(int) { return lane_id() & 15; }
+};
+template <typename T> using MatrixCoreMma = WmmaGfx11<T>;
+#endif
+
+#if defined(FT_MATRIX_CORE_WMMA_GFX12)
+// gfx12: lane l holds row/column l % 16, k = 8 * (l / 16) + 0..7 (no
+// replication). D: lane l, element i = (row 8 * (l / 16) + i, col l % 16).
+template <typename T>
+struct WmmaGfx12 {
+  typedef typename MmaElem<T>::type E;
+  typedef __attribute__((ext_vector_type(8))) E Frag;
+  typedef __attribute__((ext_vector_type(8))) float Acc;
+  typedef Frag FragA;
+  typedef Frag FragB;
+  static constexpr int kM = 16, kN = 16, kK = 16;
+  static constexpr int kAccCount = 8;
+  static constexpr bool kPairedCols = false;
+
+  template <int kBK>
+  static FT_DEVICE Frag load(const ft_u16* s, int row0, int k0) {
+    const int l = lane_id();
+    return *reinterpret_cast<const Frag*>(s + tile_offset<kBK>(row0 + (l & 15), (k0 >> 3) + (l >> 4)));
+  }
+  template <int kBK> static FT_DEVICE FragA load_a(const ft_u16* s, int r, int k) { return load<kBK>(s, r, k); }
+  template <int kBK> static FT_DEVICE FragB load_b(const ft_u16* s, int r, int k) { return load<kBK>(s, r, k); }
+  template <typename U>
+  static FT_DEVICE void mma(Acc& d, const Frag& a, const Frag& b) {
+    if constexpr (IsBf16<T>::value) d = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12(a, b, d);
+    else d = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(a, b, d);
+  }
+  static FT_DEVICE int acc_row(int i) { return ((lane_id() >> 4) << 3) + i; }
+  static FT_DEVICE int acc_col(int) { return lane_id() & 15; }
+};
+template <typename T> using MatrixCoreMma = WmmaGfx12<T>;
+#endif
+
+#if defined(FT_MATRIX_CORE_MFMA)
+// CDNA 32x32x8: lane l holds row/column l % 32, k = 4 * (l / 32) + 0..3.
+// D: lane l, element i = (row 8 * (i / 4) + 4 * (l / 32) + i % 4, col l % 32).
+template <typename T>
+struct Mfma32 {
+  typedef typename MmaElem<T>::type E;
+  typedef __attribute__((ext_vector_type(4))) E Frag;
+  typedef __attribute__((ext_vector_type(16))) float Acc;
+  typedef Frag FragA;
+  typedef Frag FragB;
+  static constexpr int kM = 32, kN = 32, kK = 8;
+  static constexpr int kAccCount = 16;
+  static constexpr bool kPairedCols = false;
+
+  template <int kBK>
+  static FT_DEVICE Frag load(const ft_u16* s, int row0, int k0) {
+    const int l = lane_id();
+    const int k = k0 + ((l >> 5) << 2);
+    return *reinterpret_cast<const Frag*>(s + tile_offset<kBK>(row0 + (l & 31), k >> 3) + (k & 7));
+  }
+  template <int kBK> static FT_DEVICE FragA load_a(const ft_u16* s, int r, int k) { return load<kBK>(s, r, k); }
+  template <int kBK> static FT_DEVICE FragB load_b(const ft_u16* s, int r, int k) { return load<kBK>(s, r, k); }
+  template <typename U>
+  static FT_DEVICE void mma(Acc& d, const Frag& a, const Frag& b) {
+    if constexpr (IsBf16<T>::value) d = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, d, 0, 0, 0);
+    else d = __builtin_amdgcn_mfma_f32_32x32x8f16(a, b, d, 0, 0, 0);
+  }
+  static FT_DEVICE int acc_row(int i) { return ((i >> 2) << 3) + ((lane_id() >> 5) << 2) + (i & 3); }
+  static FT_DEVICE int acc_col(int) { return lane_id() & 31; }
+};
+template <typename T> using MatrixCoreMma = Mfma32<T>;
+#endif
+#endif  // FT_AMD
+
+#if defined(FT_NVIDIA)
+template <typename T> using MatrixCoreMma = MmaSync;
+#endif
+
+// ---- The tiled kernel ------------------------------------------------------------------
+template <typename T, int kK, int kBM, int kBN, int kBK, int kWarpsM, int kWarpsN, int kStages>
+struct GemmTileShape {
+  static constexpr int kThreads = kWarpsM * kWarpsN * FT_WAVE_SIZE;
+  static constexpr int kChunksA = kBM * kBK / 8;  // 16-byte chunks per A tile
+  static constexpr int kChunksB = kBN * kBK / 8;
+  static constexpr int kPerThreadA = kChunksA / kThreads;
+  static constexpr int kPerThreadB = kChunksB / kThreads;
+  static_assert(kChunksA % kThreads == 0 && kChunksB % kThreads == 0, "tile chunks must divide evenly");
+  static_assert(kK % kBK == 0, "K must be a multiple of the K tile");
+};
+
+// Copies the A (x) and B (W) chunks of K step `kt` that this thread owns.
+// Rows past m (n) are clamped: valid addresses, results masked on store.
+template <typename T, int kK, int kBK, int kChunks, int kPerThread, int kThreads>
+FT_DEVICE const ft_u16* chunk_src(const T* base, int row0, int rows, int kt, int i, int* dst_offset) {
+  const int c = thread_x() + i * kThreads;
+  const int row = c / (kBK / 8), ch = c % (kBK / 8);
+  int grow = row0 + row;
+  grow = grow < rows ? grow : rows - 1;
+  *dst_offset = tile_offset<kBK>(row, ch);
+  return reinterpret_cast<const ft_u16*>(base) + static_cast<long long>(grow) * kK + kt * kBK + ch * 8;
+}
+
+template <typename T, int kK, int kBM, int kBN, int kBK, int kWarpsM, int kWarpsN, int kStages>
+FT_DEVICE void gemm(const GemmArgs<T>& a) {
+  using Mma = MatrixCoreMma<T>;
+  using Shape = GemmTileShape<T, kK, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages>;
+  constexpr int kThreads = Shape::kThreads;
+  constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;
+  constexpr int kFM = kWM / Mma::kM, kFN = kWN / Mma::kN;
+  constexpr int kSteps = kK / kBK;
+  static_assert(kWM % Mma::kM == 0 && kWN % Mma::kN == 0 && kBK % Mma::kK == 0, "tile vs instruction shape");
+
+  __shared__ __attribute__((aligned(16))) ft_u16 sa[kStages][kBM * kBK];
+  __shared__ __attribute__((aligned(16))) ft_u16 sb[kStages][kBN * kBK];
+
+  const int m0 = block_x() * kBM, n0 = block_y() * kBN;
+  const int warp = wave_id();
+  const int wm0 = (warp / kWarpsN) * kWM, wn0 = (warp % kWarpsN) * kWN;
+
+  typename Mma::Acc acc[kFM][kFN];
+#pragma unroll
+  for (int i = 0; i < kFM; ++i)
+#pragma unroll
+    for (int j = 0; j < kFN; ++j) acc[i][j] = typename Mma::Acc{};
+
+  auto multiply = [&](int stage) {
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += Mma::kK) {
+      typename Mma::FragA fa[kFM];
+      typename Mma::FragB fb[kFN];
+#pragma unroll
+      for (int i = 0; i < kFM; ++i) fa[i] = Mma::template load_a<kBK>(sa[stage], wm0 + i * Mma::kM, kk);
+#pragma unroll
+      for (int j = 0; j < kFN; ++j) fb[j] = Mma::template load_b<kBK>(sb[stage], wn0 + j * Mma::kN, kk);
+#pragma unroll
+      for (int i = 0; i < kFM; ++i)
+#pragma unroll
+        for (int j = 0; j < kFN; ++j) Mma::template mma<T>(acc[i][j], fa[i], fb[j]);
+    }
+  };
+
+#if defined(FT_NVIDIA)
+  auto issue = [&](int kt) {
+    if (kt < kSteps) {
+      const int stage = kt % kStages;
+#pragma unroll
+      for (int i = 0; i < Shape::kPerThreadA; ++i) {
+        int off;
+        const ft_u16* src = chunk_src<T, kK, kBK, Shape::kChunksA, Shape::kPerThreadA, kThreads>(a.x, m0, a.m, kt, i, &off);
+        cp_async16(sa[stage] + off, src);
+      }
+#pragma unroll
+      for (int i = 0; i < Shape::kPerThreadB; ++i) {
+        int off;
+        const ft_u16* src = chunk_src<T, kK, kBK, Shape::kChunksB, Shape::kPerThreadB, kThreads>(a.w, n0, a.n, kt, i, &off);
+        cp_async16(sb[stage] + off, src);
+      }
+    }
+    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) issue(s);
+  for (int kt = 0; kt < kSteps; ++kt) {
+    cp_async_wait<kStages - 2>();
+    sync_threads();  // tile kt visible to all; everyone is done with tile kt-1's buffer
+    issue(kt + kStages - 1);
+    multiply(kt % kStages);
+  }
+#else
+  static_assert(kStages == 2, "the AMD pipeline is register-staged double buffering");
+  typedef Vec<ft_u16, 16> Chunk;
+  Chunk ra[Shape::kPerThreadA], rb[Shape::kPerThreadB];
+  int oa[Shape::kPerThreadA], ob[Shape::kPerThreadB];
+  auto load = [&](int kt) {
+#pragma unroll
+    for (int i = 0; i < Shape::kPerThreadA; ++i)
+      ra[i] = load_vec<ft_u16, 16>(chunk_src<T, kK, kBK, Shape::kChunksA, Shape::kPerThreadA, kThreads>(a.x, m0, a.m, kt, i, &oa[i]));
+#pragma unroll
+    for (int i = 0; i < Shape::kPerThreadB; ++i)
+      rb[i] = load_vec<ft_u16, 16>(chunk_src<T, kK, kBK, Shape::kChunksB, Shape::kPerThreadB, kThreads>(a.w, n0, a.n, kt, i, &ob[i]));
+  };
+  auto store = [&](int stage) {
+#pragma unroll
+    for (int i = 0; i < Shape::kPerThreadA; ++i) store_vec<ft_u16, 16>(sa[stage] + oa[i], ra[i]);
+#pragma unroll
+    for (int i = 0; i < Shape::kPerThreadB; ++i) store_vec<ft_u16, 16>(sb[stage] + ob[i], rb[i]);
+  };
+  load(0);
+  store(0);
+  sync_threads();
+  for (int kt = 0; kt < kSteps; ++kt) {
+    if (kt + 1 < kSteps) load(kt + 1);
+    multiply(kt & 1);
+    if (kt + 1 < kSteps) store((kt + 1) & 1);
+    sync_threads();
+  }
+#endif
+
+  // Epilogue: bias in f32, one rounding to T.
+#pragma unroll
+  for (int i = 0; i < kFM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kFN; ++j) {
+      const int row0 = m0 + wm0 + i * Mma::kM, col0 = n0 + wn0 + j * Mma::kN;
+      if constexpr (Mma::kPairedCols) {
+#pragma unroll
+        for (int e = 0; e < Mma::kAccCount; e += 2) {
+          const int row = row0 + Mma::acc_row(e), col = col0 + Mma::acc_col(e);
+          if (row < a.m && col < a.n) {
+            float v0 = acc[i][j][e], v1 = acc[i][j][e + 1];
+            if (a.bias) {
+              v0 += to_float(a.bias[col]);
+              v1 += to_float(a.bias[col + 1]);
+            }
+            T pair[2] = {from_float<T>(v0), from_float<T>(v1)};
+            *reinterpret_cast<ft_u32*>(a.y + static_cast<long long>(row) * a.n + col) =
+                *reinterpret_cast<const ft_u32*>(pair);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < Mma::kAccCount; ++e) {
+          const int row = row0 + Mma::acc_row(e), col = col0 + Mma::acc_col(e);
+          if (row < a.m && col < a.n) {
+            float v = acc[i][j][e];
+            if (a.bias) v += to_float(a.bias[col]);
+            a.y[static_cast<long long>(row) * a.n + col] = from_float<T>(v);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- f32: plain tiled FMA (no matrix core) --------------------------------------------
+// 64x64 tile, 256 threads, 4x4 outputs per thread, K step 16. For f32
+// activations only; the 16-bit paths above are the fast ones.
+template <int kK>
+FT_DEVICE void gemm_f32(const GemmArgs<float>& a) {
+  constexpr int kTile = 64, kStep = 16;
+  static_assert(kK % kStep == 0, "K must be a multiple of 16");
+  __shared__ float sx[kStep][kTile + 4];
+  __shared__ float sw[kStep][kTile + 4];
+  const int t = thread_x();
+  const int m0 = block_x() * kTile, n0 = block_y() * kTile;
+  const int tr = (t / 16) * 4, tc = (t % 16) * 4;
+  float acc[4][4] = {};
+  for (int k0 = 0; k0 < kK; k0 += kStep) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int idx = t + i * 256;  // 1024 = 64 rows x 16 k
+      const int r = idx / kStep, k = idx % kStep;
+      int xr = m0 + r, wr = n0 + r;
+      xr = xr < a.m ? xr : a.m - 1;
+      wr = wr < a.n ? wr : a.n - 1;
+      sx[k][r] = a.x[static_cast<long long>(xr) * kK + k0 + k];
+      sw[k][r] = a.w[static_cast<long long>(wr) * kK + k0 + k];
+    }
+    sync_threads();
+#pragma unroll
+    for (int k = 0; k < kStep; ++k) {
+      float xv[4], wv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        xv[i] = sx[k][tr + i];
+        wv[i] = sw[k][tc + i];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] += xv[i] * wv[j];
+    }
+    sync_threads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int row = m0 + tr + i, col = n0 + tc + j;
+      if (row < a.m && col < a.n) a.y[static_cast<long long>(row) * a.n + col] = acc[i][j] + (a.bias ? a.bias[col] : 0.0f);
+    }
+}
+
+// ---- Weight conversion to the activation type -----------------------------------------
+// The first step for weights that are not already of type T (quantized
+// GGUF blocks, or the other float type): expand W into a [n, K] scratch of T,
+// then run the dense GEMM. One thread per 32-element group; the byte layouts
+// are those of runtime/model/ggml_types.h. Memory-bound and done once per
+// call, so plain byte loads (blocks are 18/34/144/176/210 bytes: unaligned).
+template <typename T>
+struct GemmDequantArgs {
+  const ft_u8* w;     // GGUF tensor bytes
+  T* out;             // [groups * 32]
+  long long groups;   // n * K / 32
+};
+
+FT_DEVICE float load_f16(const ft_u8* p) { return to_float(f16{static_cast<ft_u16>(p[0] | (p[1] << 8))}); }
+
+// Scale and min j (0..7) of a Q4_K / Q5_K block's 12 packed scale bytes.
+FT_DEVICE void k_scale_min(const ft_u8* s, int j, float* sc, float* mn) {
+  if (j < 4) {
+    *sc = static_cast<float>(s[j] & 63);
+    *mn = static_cast<float>(s[j + 4] & 63);
+  } else {
+    *sc = static_cast<float>((s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4));
+    *mn = static_cast<float>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+  }
+}
+
+// Element l of the 32-element group `sub` of one block at `b`.
+template <int kType> struct GgmlGroup;
+template <> struct GgmlGroup<0> {  // F32
+  static constexpr int kBlockBytes = 128, kGroups = 1;
+  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
+    for (int l = 0; l < 32; ++l) y[l] = *reinterpret_cast<const float*>(b + 4 * l);
+  }
+};
+template <> struct GgmlGroup<1> {  // F16
+  static constexpr int kBlockBytes = 64, kGroups = 1;
+  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
+    for (int l = 0; l < 32; ++l) y[l] = load_f16(b + 2 * l);
+  }
+};
+template <> struct GgmlGroup<30> {  // BF16
+  static constexpr int kBlockBytes = 64, kGroups = 1;
+  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
+    for (int l = 0; l < 32; ++l) y[l] = to_float(bf16{static_cast<ft_u16>(b[2 * l] | (b[2 * l + 1] << 8))});
+  }
+};
+template <> struct GgmlGroup<2> {  // Q4_0 {f16 d; u8 qs[16]}
+  static constexpr int kBlockBytes = 18, kGroups = 1;
+  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
+    const float d = load_f16(b);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = d * static_cast<float>((b[2 + j] & 0x0F) - 8);
+      y[j + 16] = d * static_cast<float>((b[2 + j] >> 4) - 8);
+    }
+  }
+};
+template <> struct GgmlGroup<8> {  // Q8_0 {f16 d; i8 qs[32]}
+  static constexpr int kBlockBytes = 34, kGroups = 1;
+  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
+    const float d = load_f16(b);
+    for (int j = 0; j < 32; ++j) y[j] = d * static_cast<float>(static_cast<ft_i8>(b[2 + j]));
+  }
+};
+template <> struct GgmlGroup<12> {  // Q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}
+  static constexpr int kBlockBytes = 144, kGroups = 8;
+  static FT_DEVICE void decode(const ft_u8* b, int sub, float* y) {
+    float sc, mn;
+    k_scale_min(b + 4, sub, &sc, &mn);
+    const float d = load_f16(b) * sc, m = load_f16(b + 2) * mn;
+    const ft_u8* q = b + 16 + 32 * (sub >> 1);
+    const int shift = (sub & 1) * 4;
+    for (int l = 0; l < 32; ++l) y[l] = d * static_cast<float>((q[l] >> shift) & 0x0F) - m;
+  }
+};
+template <> struct GgmlGroup<13> {  // Q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}
+  static constexpr int kBlockBytes = 176, kGroups = 8;
+  static FT_DEVICE void decode(const ft_u8* b, int sub, float* y) {
+    float sc, mn;
+    k_scale_min(b + 4, sub, &sc, &mn);
+    const float d = load_f16(b) * sc, m = load_f16(b + 2) * mn;
+    const ft_u8* qh = b + 16;
+    const ft_u8* q = b + 48 + 32 * (sub >> 1);
+    const int shift = (sub & 1) * 4;
+    for (int l = 0; l < 32; ++l)
+      y[l] = d * static_cast<float>(((q[l] >> shift) & 0x0F) | (((qh[l] >> sub) & 1) << 4)) - m;
+  }
+};
+template <> struct GgmlGroup<14> {  // Q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}
+  static constexpr int kBlockBytes = 210, kGroups = 8;
+  static FT_DEVICE void decode(const ft_u8* b, int sub, float* y) {
+    const int half = sub >> 2, quarter = sub & 3;
+    const ft_u8* ql = b + 64 * half + 32 * (quarter & 1);
+    const ft_u8* qh = b + 128 + 32 * half;
+    const ft_i8* sc = reinterpret_cast<const ft_i8*>(b + 192) + 8 * half + 2 * quarter;
+    const float d = load_f16(b + 208);
+    const int lshift = (quarter >> 1) * 4, hshift = 2 * quarter;
+    for (int l = 0; l < 32; ++l) {
+      const int q = (((ql[l] >> lshift) & 0x0F) | (((qh[l] >> hshift) & 3) << 4)) - 32;
+      y[l] = d * static_cast<float>(sc[l >> 4]) * static_cast<float>(q);
+    }
+  }
+};
+
+template <typename T, int kType>
+FT_DEVICE void gemm_dequant(const GemmDequantArgs<T>& a) {
+  using G = GgmlGroup<kType>;
+  const long long g = static_cast<long long>(block_x()) * 256 + thread_x();
+  if (g >= a.groups) return;
+  float y[32];
+  G::decode(a.w + (g / G::kGroups) * G::kBlockBytes, static_cast<int>(g % G::kGroups), y);
+  T* out = a.out + g * 32;
+#pragma unroll
+  for (int l = 0; l < 32; ++l) out[l] = from_float<T>(y[l]);
+}
+
+}  // namespace ft

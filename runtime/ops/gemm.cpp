@@ -1,0 +1,110 @@
+#include "runtime/ops/gemm.h"
+
+#include <algorithm>
+
+#include "jit/catalog.h"
+
+namespace ft {
+
+namespace {
+
+bool weight_is_act(GgmlType t, DType act) {
+  return (t == GgmlType::kF32 && act == DType::kF32) || (t == GgmlType::kF16 && act == DType::kF16) ||
+         (t == GgmlType::kBF16 && act == DType::kBF16);
+}
+
+// Bytes of W as stored: whole blocks per row (k is a multiple of 32, and of
+// 256 for the K-quants, checked by the caller).
+uint64_t weight_bytes(const WeightView& w) {
+  const GgmlTypeTraits& t = ggml_traits(w.type);
+  return static_cast<uint64_t>(w.n) * (static_cast<uint64_t>(w.k) / t.block_size) * t.bytes_per_block;
+}
+
+Status check_shapes(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+                    DeviceBuffer bias) {
+  if (!gemm_dequant_supported(w.type))
+    return FT_ERROR(ErrorCode::kUnsupported, "gemm: weight type {} is not supported on {}",
+                    ggml_traits(w.type).name, ctx.facts().name);
+  const int k_multiple = std::max<int>(32, static_cast<int>(ggml_traits(w.type).block_size));
+  const int k_tile = gemm_launch_shape(ctx.facts(), act).block_k;
+  if (m <= 0 || w.n <= 0 || w.k <= 0 || w.n % 32 != 0 || w.k % k_multiple != 0 || w.k % k_tile != 0)
+    return FT_ERROR(ErrorCode::kInvalidArgument,
+                    "gemm: shape m={} n={} k={} ({}): m must be positive, n a multiple of 32, k a multiple of {}",
+                    m, w.n, w.k, ggml_traits(w.type).name, std::max(k_multiple, k_tile));
+  const size_t es = dtype_size(act);
+  const size_t x_bytes = static_cast<size_t>(m) * w.k * es, y_bytes = static_cast<size_t>(m) * w.n * es;
+  if (x.bytes < x_bytes || y.bytes < y_bytes || w.data.bytes < weight_bytes(w) ||
+      (bias.ptr && bias.bytes < static_cast<size_t>(w.n) * es))
+    return FT_ERROR(ErrorCode::kInvalidArgument,
+                    "gemm: buffers too small for m={} n={} k={} {} (x {} of {}, y {} of {}, w {} of {} bytes)", m, w.n,
+                    w.k, dtype_name(act), x.bytes, x_bytes, y.bytes, y_bytes, w.data.bytes, weight_bytes(w));
+  return Status();
+}
+
+// Expands W into `out` ([n, k] of act).
+Status dequantize(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer out) {
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemm_dequant_spec(ctx.facts(), act, w.type)));
+  const long long groups = static_cast<long long>(w.n) * w.k / 32;
+  // Mirrors kernel_src/gemm.hip's GemmDequantArgs<T>.
+  struct {
+    uint64_t w, out;
+    long long groups;
+  } args{w.data.ptr, out.ptr, groups};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>((groups + 255) / 256);
+  dims.block[0] = 256;
+  return ctx.backend().launch(k, dims, &args, sizeof args);
+}
+
+Status launch_dense(OpContext& ctx, DType act, int n, int k, uint64_t w, DeviceBuffer x, int m, DeviceBuffer y,
+                    DeviceBuffer bias) {
+  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(gemm_spec(ctx.facts(), act, k)));
+  const GemmLaunchShape shape = gemm_launch_shape(ctx.facts(), act);
+  // Mirrors kernel_src/gemm.hip's GemmArgs<T>.
+  struct {
+    uint64_t x, w, bias, y;
+    int m, n;
+  } args{x.ptr, w, bias.ptr, y.ptr, m, n};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>((m + shape.block_m - 1) / shape.block_m);
+  dims.grid[1] = static_cast<unsigned>((n + shape.block_n - 1) / shape.block_n);
+  dims.block[0] = static_cast<unsigned>(shape.threads);
+  if (dims.grid[1] > 65535)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "gemm: n={} needs {} column tiles, more than a grid allows", n,
+                    dims.grid[1]);
+  return ctx.backend().launch(kernel, dims, &args, sizeof args);
+}
+
+}  // namespace
+
+size_t gemm_scratch_bytes(DType act, const WeightView& w) {
+  if (weight_is_act(w.type, act)) return 0;
+  return static_cast<size_t>(w.n) * w.k * dtype_size(act);
+}
+
+Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, DeviceBuffer bias,
+            DeviceBuffer scratch) {
+  if (ctx.on_cpu())
+    return FT_ERROR(ErrorCode::kUnsupported, "gemm: GPU only (on the cpu backend matmul runs its reference)");
+  FT_RETURN_IF_ERROR(check_shapes(ctx, act, w, x, m, y, bias));
+  if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
+
+  // First step for other weight types: expand W to act, then the dense GEMM.
+  const size_t need = gemm_scratch_bytes(act, w);
+  DeviceBuffer tmp = scratch;
+  const bool own = scratch.bytes < need;
+  if (own) {
+    FT_ASSIGN_OR_RETURN(tmp, ctx.backend().alloc(need));
+  }
+  Status st = dequantize(ctx, act, w, tmp);
+  if (st.ok()) st = launch_dense(ctx, act, w.n, w.k, tmp.ptr, x, m, y, bias);
+  if (own) {
+    // The kernels must finish before the buffer goes back.
+    Status sync = ctx.backend().synchronize();
+    ctx.backend().free(tmp);
+    if (st.ok()) st = sync;
+  }
+  return st;
+}
+
+}  // namespace ft
