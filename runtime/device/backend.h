@@ -1,7 +1,7 @@
 // One interface over the devices ft runs on: device query, buffers, copies,
 // code-object loading, kernel launch and timing.
 //
-// Backends: "cuda:N" (driver API through dlopen), "cpu" (host memory; the ops
+// Backends: "cuda:N" and "hip:N" (driver / runtime APIs through dlopen), "cpu" (host memory; the ops
 // run their C++ reference implementations, multithreaded). A DeviceBuffer's
 // ptr is a device address on a GPU and a host address on the CPU backend.
 //
@@ -36,6 +36,11 @@ struct KernelHandle {
   void* function = nullptr;
 };
 
+// An instantiated graph of captured launches (CUgraphExec / hipGraphExec_t).
+struct GraphHandle {
+  void* exec = nullptr;
+};
+
 struct LaunchDims {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
@@ -61,6 +66,14 @@ class Backend {
   // Launches `kernel` with one by-value argument struct of `args_bytes` bytes.
   virtual Status launch(KernelHandle kernel, const LaunchDims& dims, const void* args, size_t args_bytes) = 0;
   virtual Status synchronize() = 0;
+  // Graph capture: between begin_capture() and end_capture(), launches and
+  // device-side copies are recorded instead of run; replay() runs them again
+  // with the same arguments (the buffers' contents may change between
+  // replays). Host copies are not capturable. kUnsupported on the CPU.
+  virtual Status begin_capture() = 0;
+  virtual Result<GraphHandle> end_capture() = 0;
+  virtual Status replay(GraphHandle graph) = 0;
+  virtual void destroy_graph(GraphHandle graph) = 0;
   // Times `repeats` back-to-back runs of `work` with device events; returns
   // the mean milliseconds per run.
   virtual Result<double> time_ms(const std::function<Status()>& work, int repeats) = 0;
@@ -68,11 +81,14 @@ class Backend {
 
 // "cuda:0". A missing driver or device is a clear error.
 Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal);
+// "hip:N": the HIP runtime through dlopen (libamdhip64.so.7/.6/.5); the gfx
+// target comes from the kernel driver's topology (/sys/class/kfd).
+Result<std::unique_ptr<Backend>> open_hip_backend(int ordinal);
 // Host memory; ops run on `threads` OpenMP threads (0: FT_CPU_THREADS, else
 // every core).
 Result<std::unique_ptr<Backend>> open_cpu_backend(int threads = 0);
-// "cpu", "cuda:N", "cuda" (= cuda:0) or "auto" (the first GPU found, else the
-// CPU). An unknown name or a missing device is an error naming what exists.
+// "cpu", "cuda:N", "hip:N", "cuda"/"hip" (= :0) or "auto" (the first GPU
+// found, NVIDIA then AMD, else the CPU). An unknown name or a missing device is an error naming what exists.
 Result<std::unique_ptr<Backend>> open_backend(std::string_view device);
 
 }  // namespace ft

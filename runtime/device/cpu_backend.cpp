@@ -66,6 +66,10 @@ class CpuBackend final : public Backend {
     return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend runs no compiled kernels");
   }
   Status synchronize() override { return Status(); }
+  Status begin_capture() override { return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend has no graphs"); }
+  Result<GraphHandle> end_capture() override { return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend has no graphs"); }
+  Status replay(GraphHandle) override { return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend has no graphs"); }
+  void destroy_graph(GraphHandle) override {}
   Result<double> time_ms(const std::function<Status()>& work, int repeats) override {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < repeats; ++i) FT_RETURN_IF_ERROR(work());
@@ -110,11 +114,16 @@ Result<std::unique_ptr<Backend>> open_backend(std::string_view device) {
     FT_ASSIGN_OR_RETURN(int n, ordinal_of("cuda"));
     return open_cuda_backend(n);
   }
+  if (device.starts_with("hip")) {
+    FT_ASSIGN_OR_RETURN(int n, ordinal_of("hip"));
+    return open_hip_backend(n);
+  }
   if (device == "auto" || device.empty()) {
     if (auto cuda = open_cuda_backend(0); cuda.ok()) return cuda;
+    if (auto hip = open_hip_backend(0); hip.ok()) return hip;
     return open_cpu_backend();
   }
-  return FT_ERROR(ErrorCode::kInvalidArgument, "unknown device '{}': use cpu, cuda:N or auto", device);
+  return FT_ERROR(ErrorCode::kInvalidArgument, "unknown device '{}': use cpu, cuda:N, hip:N or auto", device);
 }
 
 }  // namespace ft
