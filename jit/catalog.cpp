@@ -202,7 +202,29 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
       specs.push_back(attention_prefill_spec(target, dt, d, g, 16));
     }
   }
+  for (DType dt : {DType::kF16, DType::kBF16})
+    for (GgmlType w : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
+      specs.push_back(embedding_spec(target, dt, w));
   return specs;
+}
+
+bool embedding_supports(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32: case GgmlType::kF16: case GgmlType::kBF16: case GgmlType::kQ4_0: case GgmlType::kQ8_0:
+    case GgmlType::kQ4_K: case GgmlType::kQ5_K: case GgmlType::kQ6_K: return true;
+    default: return false;
+  }
+}
+
+KernelSpec embedding_spec(const TargetFacts&, DType dtype, GgmlType type) {
+  KernelSpec s;
+  s.name = fmt::format("ft_embedding_t{}_to_{}", static_cast<uint32_t>(type), dtype_name(dtype));
+  s.family = "embedding";
+  s.function = "ft::embedding";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(static_cast<uint32_t>(type)), "64"};
+  s.args_type = fmt::format("ft::EmbeddingArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = 64;
+  return s;
 }
 
 }  // namespace ft

@@ -64,6 +64,11 @@ std::vector<int> catalog_gemm_k_sizes();
 std::vector<int> catalog_hidden_sizes();
 std::vector<int> catalog_intermediate_sizes();
 
+// Embedding gather from a GGUF token table of `type` into `dtype` rows
+// (kernel_src/embedding.hip). Launch: grid (ceil(hidden / 32 / threads), n_tokens).
+KernelSpec embedding_spec(const TargetFacts& target, DType dtype, GgmlType type);
+bool embedding_supports(GgmlType type);
+
 std::vector<KernelSpec> kernel_catalog(const TargetFacts& target);
 
 }  // namespace ft

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "jit/catalog.h"
+
 namespace ft {
 
 Status embedding_reference(GgmlType type, const uint8_t* table, int vocab, int hidden, const int32_t* ids,
@@ -33,7 +35,23 @@ Status embedding(OpContext& ctx, DType out_dtype, const WeightView& table, Devic
     return embedding_reference(table.type, host_ptr<const uint8_t>(table.data), table.n, table.k,
                                host_ptr<const int32_t>(ids), n_tokens, host_ptr<float>(out));
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "embedding: no GPU kernel yet");
+  if (!embedding_supports(table.type) || table.k % 32 != 0)
+    return FT_ERROR(ErrorCode::kUnsupported, "embedding: no GPU kernel for {} tables of width {}",
+                    ggml_type_name(table.type), table.k);
+  const KernelSpec spec = embedding_spec(ctx.facts(), out_dtype, table.type);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
+  // Mirrors kernel_src/embedding.hip's EmbeddingArgs<T>.
+  struct {
+    uint64_t table, ids, out;
+    long long row_bytes;
+    int vocab;
+    int groups;
+  } args{table.data.ptr, ids.ptr, out.ptr, static_cast<long long>(*row_bytes), table.n, table.k / 32};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>((args.groups + spec.block_threads - 1) / spec.block_threads);
+  dims.grid[1] = static_cast<unsigned>(n_tokens);
+  dims.block[0] = static_cast<unsigned>(spec.block_threads);
+  return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 
 }  // namespace ft

@@ -18,6 +18,7 @@ struct Family {
 };
 const Family kFamilies[] = {
     {"norm_act", check_norm_act},
+    {"embedding", check_embedding},
     {"gemm", check_gemm},
     {"attention", check_attention},
 };
