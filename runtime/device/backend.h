@@ -60,6 +60,11 @@ class Backend {
   virtual Status copy_to_host(void* dst, DeviceBuffer src, size_t bytes) = 0;
   virtual Status fill_bytes(DeviceBuffer dst, uint8_t value) = 0;
   virtual Status copy_on_device(DeviceBuffer dst, DeviceBuffer src, size_t bytes) = 0;
+  // `rows` rows of `width` bytes from src (rows `src_pitch` bytes apart) to
+  // dst (rows `dst_pitch` apart), both on the device: a column block of a
+  // row-major matrix.
+  virtual Status copy_2d(DeviceBuffer dst, size_t dst_pitch, DeviceBuffer src, size_t src_pitch, size_t width,
+                         size_t rows) = 0;
   // Loads a code object (cubin / hsaco) and finds `symbol` in it. The module
   // lives as long as the backend.
   virtual Result<KernelHandle> load_kernel(const std::string& code_object, const std::string& symbol) = 0;
@@ -87,6 +92,13 @@ Result<std::unique_ptr<Backend>> open_hip_backend(int ordinal);
 // Host memory; ops run on `threads` OpenMP threads (0: FT_CPU_THREADS, else
 // every core).
 Result<std::unique_ptr<Backend>> open_cpu_backend(int threads = 0);
+// Checks a copy_2d request against the buffers (shared by the backends).
+Status check_2d(DeviceBuffer dst, size_t dst_pitch, DeviceBuffer src, size_t src_pitch, size_t width, size_t rows);
+
+// A backend that runs nothing: buffers are fake addresses, copies and
+// launches do nothing. It stands in for a GPU of `arch` when planning which
+// kernels a model needs (ft-jit warm --model) on a machine without one.
+std::unique_ptr<Backend> make_planning_backend(DeviceKind kind, const std::string& arch);
 // "cpu", "cuda:N", "hip:N", "cuda"/"hip" (= :0) or "auto" (the first GPU
 // found, NVIDIA then AMD, else the CPU). An unknown name or a missing device is an error naming what exists.
 Result<std::unique_ptr<Backend>> open_backend(std::string_view device);

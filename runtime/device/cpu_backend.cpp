@@ -59,6 +59,14 @@ class CpuBackend final : public Backend {
     std::memmove(reinterpret_cast<void*>(dst.ptr), reinterpret_cast<const void*>(src.ptr), bytes);
     return Status();
   }
+  Status copy_2d(DeviceBuffer dst, size_t dst_pitch, DeviceBuffer src, size_t src_pitch, size_t width,
+                 size_t rows) override {
+    FT_RETURN_IF_ERROR(check_2d(dst, dst_pitch, src, src_pitch, width, rows));
+    for (size_t r = 0; r < rows; ++r)
+      std::memcpy(reinterpret_cast<char*>(dst.ptr) + r * dst_pitch, reinterpret_cast<const char*>(src.ptr) + r * src_pitch,
+                  width);
+    return Status();
+  }
   Result<KernelHandle> load_kernel(const std::string&, const std::string& symbol) override {
     return FT_ERROR(ErrorCode::kUnsupported, "the cpu backend runs no compiled kernels (asked for {})", symbol);
   }

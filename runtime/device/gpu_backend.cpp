@@ -39,6 +39,10 @@ struct GpuApi {
   int (*memcpy_dtoh_async)(void*, Ptr, size_t, Handle);
   int (*memcpy_dtod_async)(Ptr, Ptr, size_t, Handle);
   int (*memset_d8_async)(Ptr, unsigned char, size_t, Handle);
+  // 2-D device copies: cuMemcpy2DAsync takes a descriptor, hipMemcpy2DAsync
+  // plain arguments.
+  int (*cu_memcpy_2d_async)(const void*, Handle) = nullptr;
+  int (*hip_memcpy_2d_async)(Ptr, size_t, Ptr, size_t, size_t, size_t, int, Handle) = nullptr;
   int (*module_load_data)(Handle*, const void*);
   int (*module_unload)(Handle);
   int (*module_get_function)(Handle*, Handle, const char*);
@@ -136,6 +140,29 @@ class GpuBackend final : public Backend {
   Status copy_on_device(DeviceBuffer dst, DeviceBuffer src, size_t bytes) override {
     if (bytes > dst.bytes || bytes > src.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "device copy of {} bytes overruns a buffer", bytes);
     return check(api_.memcpy_dtod_async(dst.ptr, src.ptr, bytes, stream_), "device-to-device copy");
+  }
+  Status copy_2d(DeviceBuffer dst, size_t dst_pitch, DeviceBuffer src, size_t src_pitch, size_t width,
+                 size_t rows) override {
+    FT_RETURN_IF_ERROR(check_2d(dst, dst_pitch, src, src_pitch, width, rows));
+    if (rows == 0 || width == 0) return Status();
+    if (api_.hip_memcpy_2d_async)
+      return check(api_.hip_memcpy_2d_async(dst.ptr, dst_pitch, src.ptr, src_pitch, width, rows, 3 /* device to device */,
+                                            stream_),
+                   "2-D device copy");
+    // CUDA_MEMCPY2D: source fields, destination fields, then the extent.
+    struct Side {
+      size_t x_bytes, y;
+      int memory_type;  // CU_MEMORYTYPE_DEVICE = 2
+      const void* host;
+      Ptr device;
+      void* array;
+      size_t pitch;
+    };
+    struct {
+      Side src, dst;
+      size_t width_bytes, height;
+    } desc{{0, 0, 2, nullptr, src.ptr, nullptr, src_pitch}, {0, 0, 2, nullptr, dst.ptr, nullptr, dst_pitch}, width, rows};
+    return check(api_.cu_memcpy_2d_async(&desc, stream_), "2-D device copy");
   }
   Result<KernelHandle> load_kernel(const std::string& code_object, const std::string& symbol) override {
     Handle m = nullptr;
@@ -251,7 +278,8 @@ Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal) {
             bind(lib, {"cuMemFree_v2"}, a.mem_free) && bind(lib, {"cuMemcpyHtoDAsync_v2"}, a.memcpy_htod_async) &&
             bind(lib, {"cuMemcpyDtoHAsync_v2"}, a.memcpy_dtoh_async) &&
             bind(lib, {"cuMemcpyDtoDAsync_v2"}, a.memcpy_dtod_async) &&
-            bind(lib, {"cuMemsetD8Async"}, a.memset_d8_async) && bind(lib, {"cuModuleLoadData"}, a.module_load_data) &&
+            bind(lib, {"cuMemsetD8Async"}, a.memset_d8_async) &&
+            bind(lib, {"cuMemcpy2DAsync_v2"}, a.cu_memcpy_2d_async) && bind(lib, {"cuModuleLoadData"}, a.module_load_data) &&
             bind(lib, {"cuModuleUnload"}, a.module_unload) &&
             bind(lib, {"cuModuleGetFunction"}, a.module_get_function) &&
             bind(lib, {"cuLaunchKernel"}, a.launch_kernel) && bind(lib, {"cuStreamCreate"}, a.stream_create) &&
@@ -322,7 +350,8 @@ Result<std::unique_ptr<Backend>> open_hip_backend(int ordinal) {
             bind(lib, {"hipFree"}, a.mem_free) && bind(lib, {"hipMemcpyHtoDAsync"}, a.memcpy_htod_async) &&
             bind(lib, {"hipMemcpyDtoHAsync"}, a.memcpy_dtoh_async) &&
             bind(lib, {"hipMemcpyDtoDAsync"}, a.memcpy_dtod_async) &&
-            bind(lib, {"hipMemsetD8Async"}, a.memset_d8_async) && bind(lib, {"hipModuleLoadData"}, a.module_load_data) &&
+            bind(lib, {"hipMemsetD8Async"}, a.memset_d8_async) &&
+            bind(lib, {"hipMemcpy2DAsync"}, a.hip_memcpy_2d_async) && bind(lib, {"hipModuleLoadData"}, a.module_load_data) &&
             bind(lib, {"hipModuleUnload"}, a.module_unload) &&
             bind(lib, {"hipModuleGetFunction"}, a.module_get_function) &&
             bind(lib, {"hipModuleLaunchKernel"}, a.launch_kernel) &&

@@ -11,7 +11,9 @@
 
 #include "jit/compile_service.h"
 #include "runtime/base/log.h"
+#include "jit/warm.h"
 #include "runtime/engine/executor.h"
+#include "runtime/engine/kernel_plan.h"
 #include "runtime/engine/model_text.h"
 #include "runtime/engine/sampler.h"
 #include "runtime/engine/scheduler.h"
@@ -116,6 +118,7 @@ class EngineImpl final : public Engine {
       return FT_ERROR(ErrorCode::kInvalidArgument,
                       "the KV cache ({} MiB) cannot hold one sequence of {} tokens; lower --ctx or give it more memory",
                       kv_bytes >> 20, max_context_);
+    if (jit_) FT_RETURN_IF_ERROR(compile_plan(eo, say));
     say(fmt::format("loading {} ({} layers, hidden {}, vocab {})", o.model_path, config_.num_layers,
                     config_.hidden_size, config_.vocab_size));
     FT_ASSIGN_OR_RETURN(executor_, Executor::create(backend_.get(), ops_.get(), weights_, eo));
@@ -128,6 +131,28 @@ class EngineImpl final : public Engine {
     if (config_.eos_id) eos_.insert(*config_.eos_id);
     eos_.erase(-1);
     thread_ = std::thread([this] { loop(); });
+    return Status();
+  }
+
+  // Compiles (or fetches) every kernel of the model's plan in parallel
+  // before the first request, so no request waits for a compiler.
+  Status compile_plan(const ExecutorOptions& eo, const std::function<void(const std::string&)>& say) {
+    PlanOptions po{options_.max_batch, options_.prefill_chunk, eo.kv_block_size, max_context_};
+    FT_ASSIGN_OR_RETURN(std::vector<KernelSpec> plan, plan_kernels(weights_, ops_->target(), po));
+    say(fmt::format("kernels: {} needed for {} on {}", plan.size(), model_arch_name(config_.arch),
+                    ops_->target().to_string()));
+    size_t last_reported = 0;
+    WarmResult r = warm_kernels(*jit_, ops_->target(), plan, [&](const WarmProgress& p) {
+      if (!p.from_cache && (p.done - last_reported >= 10 || p.done == p.total)) {
+        last_reported = p.done;
+        say(fmt::format("compiling kernels {}/{}", p.done, p.total));
+      }
+    });
+    for (const std::string& f : r.failures) log::error("{}", f);
+    if (r.failed > 0)
+      return FT_ERROR(ErrorCode::kCompileError, "{} of {} kernels failed to compile for {} (first: {})", r.failed,
+                      plan.size(), ops_->target().to_string(), r.failures.empty() ? "" : r.failures[0]);
+    say(fmt::format("kernels ready: {} compiled, {} from the cache, in {:.2f} s", r.compiled, r.cached, r.seconds));
     return Status();
   }
 

@@ -243,28 +243,19 @@ class ExecutorImpl final : public Executor {
     return p;
   }
 
-  // y[T, sum of parts' n] = x * [parts]^T (+ bias).
+  // y[T, sum of parts' n] = x * [parts]^T (+ bias): one matmul on the
+  // stacked weight, or one per part into scratch, copied into its columns.
   Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y) {
     if (p.fused.data.ptr) return matmul(ops_, act_, p.fused, x, T, y, p.bias);
-    if (b_.kind() != DeviceKind::kCpu)
-      return FT_ERROR(ErrorCode::kUnsupported,
-                      "projections whose parts have different weight types run on the cpu backend only for now");
+    const size_t es = dtype_size(act_);
     int total = 0;
     for (const WeightView& w : p.parts) total += w.n;
-    int col = 0;
+    size_t col = 0;
     for (const WeightView& w : p.parts) {
-      FT_RETURN_IF_ERROR(matmul(ops_, act_, w, x, T, part_));
-      const float* src = host_ptr<const float>(part_);
-      float* dst = host_ptr<float>(y);
-      for (int t = 0; t < T; ++t)
-        std::memcpy(dst + static_cast<size_t>(t) * total + col, src + static_cast<size_t>(t) * w.n, w.n * 4);
+      DeviceBuffer bias = p.bias.ptr ? slice(p.bias, col * es, w.n * es) : DeviceBuffer{};
+      FT_RETURN_IF_ERROR(matmul(ops_, act_, w, x, T, part_, bias));
+      FT_RETURN_IF_ERROR(b_.copy_2d(slice(y, col * es, y.bytes - col * es), total * es, part_, w.n * es, w.n * es, T));
       col += w.n;
-    }
-    if (p.bias.ptr) {
-      const float* bias = host_ptr<const float>(p.bias);
-      float* dst = host_ptr<float>(y);
-      for (int t = 0; t < T; ++t)
-        for (int j = 0; j < total; ++j) dst[static_cast<size_t>(t) * total + j] += bias[j];
     }
     return Status();
   }

@@ -3,6 +3,10 @@
 namespace ft {
 
 Result<KernelHandle> OpContext::kernel(const KernelSpec& spec) {
+  if (recorder_) {
+    if (loaded_.emplace(spec.name, KernelHandle{}).second) recorder_->push_back(spec);
+    return KernelHandle{};
+  }
   if (on_cpu() || !jit_ || !target_.facts)
     return FT_ERROR(ErrorCode::kInternal, "kernel {} requested on a context without a GPU target", spec.name);
   if (auto it = loaded_.find(spec.name); it != loaded_.end()) return it->second;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "jit/compile_service.h"
 #include "runtime/base/dtype.h"
@@ -28,11 +29,17 @@ class OpContext {
   // Compiles (or fetches from the cache) and loads `spec` once per context.
   Result<KernelHandle> kernel(const KernelSpec& spec);
 
+  // Planning: with a recorder set, kernel() only records each distinct spec
+  // (in first-use order) and hands back a null handle, so a forward pass on
+  // a planning backend lists exactly the kernels a real one would run.
+  void record_kernels(std::vector<KernelSpec>* recorder) { recorder_ = recorder; }
+
  private:
   Backend* backend_;
   CompileService* jit_ = nullptr;
   TargetId target_;
   std::map<std::string, KernelHandle> loaded_;
+  std::vector<KernelSpec>* recorder_ = nullptr;
 };
 
 // A CPU-backend buffer as a host pointer.

