@@ -32,15 +32,16 @@ FT_DEVICE void cp_async16(void* dst, const void* src, bool valid) {
 FT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 FT_DEVICE void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
-FT_DEVICE void ldmatrix_x4(unsigned r[4], const void* p) {
+// `addr` is a shared-window address (smem_addr), computed once per tile.
+FT_DEVICE void ldmatrix_x4(unsigned r[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
-FT_DEVICE void ldmatrix_x4_trans(unsigned r[4], const void* p) {
+FT_DEVICE void ldmatrix_x4_trans(unsigned r[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
 
 template <typename T> struct MmaType;
@@ -85,9 +86,12 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
   constexpr int kDSteps = kHeadDim / 16;  // k-steps of S = Q K^T
   constexpr int kONb = kHeadDim / 8;      // n-blocks of O
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 128, "head_dim 64 or 128");
-  __shared__ __attribute__((aligned(128))) T sq[kRows * kHeadDim];
-  __shared__ __attribute__((aligned(128))) T sk[kKeys * kHeadDim];
-  __shared__ __attribute__((aligned(128))) T sv[kKeys * kHeadDim];
+  static_assert(kRows == kKeys, "the Q tile's buffer becomes a K buffer");
+  // buf[0] holds Q until its fragments are in registers, then alternates with
+  // buf[1] as the K double buffer; buf[2] is V.
+  __shared__ __attribute__((aligned(128))) T buf[3][kKeys * kHeadDim];
+  T* const sq = buf[0];
+  T* const sv = buf[2];
 
   PrefillTile t;
   if (!prefill_tile<T, kGroup>(a, kRows, &t)) return;
@@ -104,20 +108,28 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
     const T* src = valid ? a.q + (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + c * 8 : a.q;
     cp_async16(&sq[swz<kHeadDim>(r, c)], src, valid);
   }
+  // Each thread copies kKvIters 16-byte chunks per tile. The block-table
+  // lookups come first, all of them, so their latencies overlap instead of
+  // stalling each cp.async in turn.
+  constexpr int kKvIters = kKeys * kChunks / kThreads;
+  static_assert(kKeys * kChunks % kThreads == 0 && kThreads % kChunks == 0, "whole rows per pass");
   auto load_kv = [&](T* dst, const T* cache, int k0) {
-    for (int i = tid; i < kKeys * kChunks; i += kThreads) {
-      const int key = i / kChunks, c = i % kChunks, p = k0 + key;
-      const bool valid = p <= max_pos;
-      const T* src = cache;
-      if (valid) {
-        const long long slot = static_cast<long long>(table[p / kBlockSize]) * kBlockSize + p % kBlockSize;
-        src = cache + (slot * a.n_kv_heads + t.kvh) * kHeadDim + c * 8;
-      }
-      cp_async16(&dst[swz<kHeadDim>(key, c)], src, valid);
+    const int c = tid % kChunks;
+    long long off[kKvIters];
+#pragma unroll
+    for (int i = 0; i < kKvIters; ++i) {
+      const int p = k0 + i * (kThreads / kChunks) + tid / kChunks;
+      off[i] = p <= max_pos ? static_cast<long long>(table[p / kBlockSize]) * kBlockSize + p % kBlockSize : -1;
+    }
+#pragma unroll
+    for (int i = 0; i < kKvIters; ++i) {
+      const int key = i * (kThreads / kChunks) + tid / kChunks;
+      const T* src = off[i] >= 0 ? cache + (off[i] * a.n_kv_heads + t.kvh) * kHeadDim + c * 8 : cache;
+      cp_async16(&dst[swz<kHeadDim>(key, c)], src, off[i] >= 0);
     }
     cp_async_commit();
   };
-  load_kv(sk, a.k_cache, 0);  // commits Q with it
+  load_kv(buf[1], a.k_cache, 0);  // commits Q with it
 
   // This thread's rows in the accumulators: g and g + 8 of the warp's 16.
   const int g = lane >> 2, c2 = (lane & 3) * 2;
@@ -129,16 +141,31 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
   for (int n = 0; n < kONb; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
   float m[2] = {kAttnMinus, kAttnMinus}, l[2] = {0.0f, 0.0f};
 
-  for (int k0 = 0; k0 <= max_pos; k0 += kKeys) {
-    cp_async_wait_all();
-    sync_threads();  // K tile k0 landed; every warp is done with the previous V tile
-    if (k0 == 0) {
-      const int r = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+  cp_async_wait_all();
+  sync_threads();
+  {
+    const int r = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
 #pragma unroll
-      for (int ks = 0; ks < kDSteps; ++ks) ldmatrix_x4(qf[ks], &sq[swz<kHeadDim>(r, ks * 2 + (lane >> 4))]);
-    }
-    load_kv(sv, a.v_cache, k0);
+    for (int ks = 0; ks < kDSteps; ++ks) ldmatrix_x4(qf[ks], smem_addr(&sq[swz<kHeadDim>(r, ks * 2 + (lane >> 4))]));
+  }
+  sync_threads();  // Q is in registers: buf[0] is free
+  load_kv(sv, a.v_cache, 0);
+  if (kKeys <= max_pos) load_kv(buf[0], a.k_cache, kKeys);
 
+  // Pipeline per tile t: K[t] resident, V[t] and K[t+1] in flight. After S,
+  // wait for both; K[t+2] then goes into K[t]'s buffer and loads during PV
+  // and the next S; V[t+1] loads during the next S.
+  // ldmatrix addresses: row r of a swizzled tile holds chunk c at
+  // r * kHeadDim + ((c ^ (r & 7)) << 3); the rows this lane addresses all have
+  // r & 7 == lane & 7, and chunk = 2 * step + bit, so the XOR splits into a
+  // per-lane part and a per-step constant.
+  const unsigned k_row = ((lane & 7) + (lane >> 4) * 8) * kHeadDim * 2;
+  const unsigned k_x = ((lane >> 3) & 1) ^ (lane & 7);
+  const unsigned v_row = ((lane & 7) + ((lane >> 3) & 1) * 8) * kHeadDim * 2;
+  const unsigned v_x = (lane >> 4) ^ (lane & 7);
+  const unsigned v_base = smem_addr(sv);
+  for (int k0 = 0, it = 0; k0 <= max_pos; k0 += kKeys, ++it) {
+    const unsigned k_base = smem_addr(buf[(it & 1) ^ 1]) + k_row;
     float s[8][4];
 #pragma unroll
     for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
@@ -147,8 +174,7 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         unsigned b[4];
-        const int key = j * 16 + (lane & 7) + (lane >> 4) * 8;
-        ldmatrix_x4(b, &sk[swz<kHeadDim>(key, ks * 2 + ((lane >> 3) & 1))]);
+        ldmatrix_x4(b, k_base + j * 16 * kHeadDim * 2 + (((ks * 2) ^ k_x) << 4));
         MmaType<T>::mma(s[2 * j], qf[ks], b[0], b[1]);
         MmaType<T>::mma(s[2 * j + 1], qf[ks], b[2], b[3]);
       }
@@ -194,8 +220,8 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
     }
 
     cp_async_wait_all();
-    sync_threads();  // V tile landed; every warp is done with this K tile
-    if (k0 + kKeys <= max_pos) load_kv(sk, a.k_cache, k0 + kKeys);
+    sync_threads();  // V[t] and K[t+1] landed; every warp is done with K[t]
+    if (k0 + 2 * kKeys <= max_pos) load_kv(buf[(it & 1) ^ 1], a.k_cache, k0 + 2 * kKeys);
 
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
@@ -205,12 +231,13 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
 #pragma unroll
       for (int dj = 0; dj < kONb / 2; ++dj) {
         unsigned b[4];
-        const int key = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        ldmatrix_x4_trans(b, &sv[swz<kHeadDim>(key, dj * 2 + (lane >> 4))]);
+        ldmatrix_x4_trans(b, v_base + v_row + kk * 16 * kHeadDim * 2 + (((dj * 2) ^ v_x) << 4));
         MmaType<T>::mma(o[2 * dj], pa, b[0], b[1]);
         MmaType<T>::mma(o[2 * dj + 1], pa, b[2], b[3]);
       }
     }
+    sync_threads();  // every warp is done with V[t]
+    if (k0 + kKeys <= max_pos) load_kv(sv, a.v_cache, k0 + kKeys);
   }
 
 #pragma unroll

