@@ -62,7 +62,6 @@ TEST(KernelSpec, CatalogNamesAreUniqueAndTilesComeFromTheTarget) {
     for (const auto& s : specs) {
       EXPECT_TRUE(names.insert(s.name).second) << s.name;
       if (s.family == "rmsnorm" || s.family == "activation")
-        if (s.family == "rmsnorm" || s.family == "activation")
         EXPECT_EQ(s.block_threads, s.family == "rmsnorm" ? t.tiles.norm.block_threads : t.tiles.act.block_threads);
     }
   }
