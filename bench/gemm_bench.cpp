@@ -54,10 +54,18 @@ std::map<std::pair<int, int>, double> read_peer(const char* path) {
 
 // --tune: other tiles for the same kernel template, launched directly (the
 // launcher always takes the target's tile), to choose the one in targets.cpp.
-Result<double> time_tile(OpContext& ctx, const GemmTile& t, int n, int k, DeviceBuffer x, DeviceBuffer w,
+struct TuneCase {
+  const char* function;  // "ft::gemm" (per-warp MMA) or "ft::gemm_wgmma" (Hopper)
+  GemmTile tile;
+};
+
+Result<double> time_tile(OpContext& ctx, const TuneCase& c, int n, int k, DeviceBuffer x, DeviceBuffer w,
                          DeviceBuffer y) {
+  const GemmTile& t = c.tile;
   KernelSpec spec = gemm_spec(ctx.facts(), DType::kBF16, k);
-  spec.name += fmt::format("_t{}x{}x{}_w{}x{}_s{}", t.block_m, t.block_n, t.block_k, t.warps_m, t.warps_n, t.stages);
+  spec.function = c.function;
+  spec.name += fmt::format("_{}_t{}x{}x{}_w{}x{}_s{}", c.function + 4, t.block_m, t.block_n, t.block_k, t.warps_m,
+                           t.warps_n, t.stages);
   spec.template_args = {"ft::bf16", std::to_string(k), std::to_string(t.block_m), std::to_string(t.block_n),
                         std::to_string(t.block_k), std::to_string(t.warps_m), std::to_string(t.warps_n),
                         std::to_string(t.stages)};
@@ -131,13 +139,17 @@ int run(int argc, char** argv) {
         std::printf("%-8s %7d %6d %10.1f %9.1f %9s %8s\n", s.name, s.n, s.k, *ms * 1e3, tflops, "-", "-");
     }
     if (tune) {
-      const GemmTile tiles[] = {{128, 128, 32, 2, 4, 3}, {128, 256, 32, 2, 4, 2}, {256, 128, 32, 4, 2, 2},
-                                {128, 128, 32, 2, 2, 3}, {64, 128, 32, 2, 2, 4}, {128, 64, 32, 2, 2, 4},
-                                {128, 128, 16, 2, 4, 4}};
-      for (const GemmTile& t : tiles) {
-        auto tms = time_tile(ctx, t, s.n, s.k, *x, *w, *y);
-        std::printf("  tile %dx%dx%d warps %dx%d stages %d: %s\n", t.block_m, t.block_n, t.block_k, t.warps_m,
-                    t.warps_n, t.stages,
+      std::vector<TuneCase> cases = {{"ft::gemm", {128, 128, 32, 2, 4, 3}}, {"ft::gemm", {64, 128, 32, 2, 2, 4}},
+                                     {"ft::gemm", {128, 64, 32, 2, 2, 4}}};
+      if (ctx.facts().matrix_core == MatrixCore::kWgmma)
+        for (GemmTile t : {GemmTile{128, 128, 32, 8, 1, 3}, GemmTile{64, 128, 32, 4, 1, 4},
+                           GemmTile{128, 256, 32, 8, 1, 2}, GemmTile{64, 256, 32, 4, 1, 2}})
+          cases.push_back({"ft::gemm_wgmma", t});
+      for (const TuneCase& c : cases) {
+        const GemmTile& t = c.tile;
+        auto tms = time_tile(ctx, c, s.n, s.k, *x, *w, *y);
+        std::printf("  %-15s tile %dx%dx%d warps %dx%d stages %d: %s\n", c.function, t.block_m, t.block_n, t.block_k,
+                    t.warps_m, t.warps_n, t.stages,
                     tms.ok() ? fmt::format("{:.1f} TFLOP/s", 2.0 * kTokens * s.n * s.k / (*tms * 1e-3) / 1e12).c_str()
                              : tms.status().to_string().c_str());
       }

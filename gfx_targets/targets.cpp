@@ -28,8 +28,11 @@ constexpr Tiles with_gemm(Tiles t, GemmTile g) {
 // CDNA: 4 wave64 of 64x64 (MFMA 32x32: 4 accumulator tiles = 64 registers).
 constexpr GemmTile kNvidiaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 4, .stages = 3};
 constexpr GemmTile kRdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 4, .stages = 2};
+// Hopper wgmma: 2 warpgroups of 64 x 128 (m64n128k16, 64 accumulators per
+// thread), 3 stages of 16 KiB within the 48 KiB static limit.
+constexpr GemmTile kHopperGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 8, .warps_n = 1, .stages = 3};
 constexpr GemmTile kCdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 2, .stages = 2};
-static_assert(valid(kNvidiaGemm) && valid(kRdnaGemm) && valid(kCdnaGemm));
+static_assert(valid(kNvidiaGemm) && valid(kHopperGemm) && valid(kRdnaGemm) && valid(kCdnaGemm));
 static_assert(valid(kDefaultTiles.rope) && valid(kDefaultTiles.attn));
 
 constexpr uint32_t kRdna3Dots = kDotSudot4 | kDotF32F16 | kDotF32Bf16;
@@ -76,7 +79,7 @@ constexpr TargetFacts nvidia(std::string_view name, std::string_view compile_arc
       .vgpr_granule = 8, .max_vgprs_per_wave = 255,
       .lds_bytes_per_block = smem_block, .lds_bytes_per_cu = smem_sm,
       .matrix_core = mma, .fp8 = fp8, .dot_ops = kDotDp4a,
-      .has_xnack = false, .has_sramecc = false, .tiles = with_gemm(kDefaultTiles, kNvidiaGemm)};
+      .has_xnack = false, .has_sramecc = false, .tiles = with_gemm(kDefaultTiles, mma == MatrixCore::kWgmma ? kHopperGemm : kNvidiaGemm)};
 }
 
 constexpr std::array kTargets = {

@@ -124,7 +124,9 @@ KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k) {
     s.template_args = {std::to_string(k)};
     return s;
   }
-  s.function = "ft::gemm";
+  // Hopper: wgmma warpgroups (kernel_src/gemm_wgmma.h); elsewhere the
+  // per-warp matrix-core kernel (mma.sync, WMMA, MFMA).
+  s.function = target.matrix_core == MatrixCore::kWgmma ? "ft::gemm_wgmma" : "ft::gemm";
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(k), std::to_string(t.block_m),
                      std::to_string(t.block_n), std::to_string(t.block_k), std::to_string(t.warps_m),
                      std::to_string(t.warps_n), std::to_string(t.stages)};

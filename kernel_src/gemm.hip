@@ -11,6 +11,7 @@
 //   WmmaGfx11   v_wmma 16x16x16, A/B replicated in both half-waves (RDNA3/3.5)
 //   WmmaGfx12   v_wmma 16x16x16 gfx12 form, half-waves split K (RDNA4)
 //   Mfma32      v_mfma 32x32x8 (CDNA2/3, wave64)
+//   (Hopper)    wgmma.mma_async from shared memory: gemm_wgmma.h, its own kernel
 //
 // Pipeline: NVIDIA copies global->shared with cp.async over kStages buffers
 // (one barrier per K step); AMD loads the next tile into registers while the
@@ -384,6 +385,10 @@ FT_DEVICE void gemm(const GemmArgs<T>& a) {
     }
   }
 }
+
+#if defined(FT_NVIDIA) && defined(FT_MATRIX_CORE_WGMMA)
+#include "gemm_wgmma.h"
+#endif
 
 // ---- f32: plain tiled FMA (no matrix core) --------------------------------------------
 // 64x64 tile, 256 threads, 4x4 outputs per thread, K step 16. For f32
