@@ -272,7 +272,8 @@ struct DecodeReduceArgs {
 template <typename T, int kHeadDim>
 FT_DEVICE void attention_decode_reduce(const DecodeReduceArgs<T>& a) {
   const int h = block_x(), seq = block_y(), d = thread_x();
-  const int n_parts = (a.context_lens[seq] + a.partition - 1) / a.partition;
+  // max_parts bounds it even if a context exceeds the shape's max_context.
+  const int n_parts = attn_min((a.context_lens[seq] + a.partition - 1) / a.partition, a.max_parts);
   const long long base = (static_cast<long long>(seq) * a.n_heads + h) * a.max_parts;
   float m = kAttnMinus;
   for (int p = 0; p < n_parts; ++p) m = attn_max(m, a.part_ml[2 * (base + p)]);
