@@ -161,10 +161,8 @@ int main(int argc, char** argv) {
                 config->api.served_model_name, config->engine.model_path);
   std::thread serving([&] { (*http)->serve(); });
 
-  auto engine = ft::Engine::create(config->engine, [&api](const std::string& line) {
-    ft::log::info("{}", line);
-    api.set_progress(line);
-  });
+  // The engine logs its own progress; /health shows the latest line while loading.
+  auto engine = ft::Engine::create(config->engine, [&api](const std::string& line) { api.set_progress(line); });
   int exit_code = 0;
   if (!engine.ok()) {
     ft::log::error("cannot load the model: {}", engine.status().to_string());

