@@ -11,6 +11,10 @@ constexpr Tiles kDefaultTiles{
     .act = {.block_threads = 256, .load_bytes = 16, .vectors_per_thread = 2},
     // Decode: 4 waves, 256-token partitions; the LDS is 8-17 KiB (scores, then
     // per-wave sums), so registers set the occupancy (see attention.hip).
+    // gfx1150 (1024 VGPRs per SIMD): chosen for >= 4 waves per SIMD with 128
+    // bytes of K in flight per lane; `ft-jit inspect --arch gfx1150 --kernel
+    // ft_attn_decode_bf16_d128_g4_b16` shows 155 VGPRs -> 6 waves (group 8:
+    // 163 -> 5), ~100 KB in flight per WGP, far more than LPDDR5X needs.
     // Prefill FMA: 64 rows x 4 lanes, 32-key f32 tiles = 33 KiB of LDS.
     .rope = {.heads_per_block = 4},
     .attn = {.decode_waves = 4, .decode_partition = 256, .prefill_rows = 64, .prefill_split = 4,
