@@ -1,0 +1,196 @@
+// The prefill GEMM kernels (kernel_src/gemm.hip) without a GPU: every target
+// in gfx_targets compiles them with no spills and within its LDS, and the
+// machine code uses the matrix core that TargetFacts names (v_wmma_ on RDNA3/4,
+// v_mfma_ on CDNA, mma.sync in the PTX on sm_80/sm_89, wgmma on sm_90a). Plus the launcher's
+// contract on the CPU backend.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "jit/catalog.h"
+#include "jit/compile_service.h"
+#include "runtime/base/files.h"
+#include "runtime/device/backend.h"
+#include "runtime/ops/gemm.h"
+#include "tests/jit/test_util.h"
+
+namespace ft {
+namespace {
+
+using testing::bin_dir;
+using testing::ScratchDir;
+
+CompileService& service() {
+  static std::unique_ptr<CompileService> s = [] {
+    CompileServiceOptions o;
+    o.worker_path = bin_dir() + "/ft-compile-worker";
+    o.jobs = 2;
+    auto r = CompileService::create(nullptr, o);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }();
+  return *s;
+}
+
+std::string objdump() {
+  for (int v = 22; v >= 17; --v) {
+    std::string p = "/usr/bin/llvm-objdump-" + std::to_string(v);
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return ::access("/usr/bin/llvm-objdump", X_OK) == 0 ? "/usr/bin/llvm-objdump" : "";
+}
+
+// AMD: the disassembly of the code object; NVIDIA: NVRTC's PTX.
+std::string machine_code(const KernelSpec& spec, const TargetId& target, const std::string& code_object) {
+  if (!target.facts->is_amd()) {
+    auto ptx = service().ptx(spec, target);
+    EXPECT_TRUE(ptx.ok()) << ptx.status().to_string();
+    return ptx.ok() ? *ptx : "";
+  }
+  ScratchDir dir;
+  const std::string file = dir.path() + "/code.o";
+  EXPECT_TRUE(write_file_atomic(file, code_object.data(), code_object.size()).ok());
+  auto out = run_process({objdump(), "-d", "--mcpu=" + std::string(target.facts->compile_arch), file}, "");
+  EXPECT_TRUE(out.ok() && out->exited_ok()) << spec.name << " " << target.to_string();
+  return out.ok() ? out->output : "";
+}
+
+// The instruction each matrix-core kind must produce.
+const char* expected_instruction(MatrixCore m) {
+  switch (m) {
+    case MatrixCore::kWmmaGfx11: case MatrixCore::kWmmaGfx12: return "v_wmma_f32_16x16x16_";
+    case MatrixCore::kMfma: return "v_mfma_f32_32x32x8";
+    case MatrixCore::kMmaSync: return "mma.sync.aligned.m16n8k16.row.col.f32";
+    case MatrixCore::kWgmma: return "wgmma.mma_async.sync.aligned.m64n";
+    case MatrixCore::kNone: return "";
+  }
+  return "";
+}
+
+class GemmTarget : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GemmTarget, CompilesWithoutSpillsOnTheMatrixCore) {
+  ASSERT_FALSE(objdump().empty()) << "llvm-objdump (llvm-19) is needed to read AMD ISA";
+  auto target = parse_target_id(GetParam());
+  ASSERT_TRUE(target.ok());
+  const TargetFacts& facts = *target->facts;
+  ASSERT_TRUE(valid(facts.tiles.gemm)) << facts.name;
+  for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
+    for (int k : {4096, 12288}) {
+      KernelSpec spec = gemm_spec(facts, dt, k);
+      auto compiled = service().get(spec, *target);
+      ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+      const KernelResources& r = compiled->resources;
+      EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name << ": vgpr spills " << r.vgpr_spills
+                                   << ", spill stores " << r.spill_store_bytes;
+      EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
+      EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name << " on " << facts.name;
+      const int regs = r.vgprs >= 0 ? r.vgprs : r.registers;
+      EXPECT_GT(occupancy_waves(facts, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads), 0)
+          << spec.name << " on " << facts.name << " cannot launch: " << regs << " registers, " << r.lds_bytes
+          << " bytes LDS";
+      if (dt == DType::kF32 || k != 4096) continue;  // the ISA check once per type
+      const std::string isa = machine_code(spec, *target, compiled->code_object);
+      const std::string want = expected_instruction(facts.matrix_core);
+      EXPECT_NE(isa.find(want), std::string::npos) << spec.name << " on " << facts.name << " has no " << want;
+      if (facts.matrix_core == MatrixCore::kMmaSync) {
+        EXPECT_NE(isa.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos) << facts.name;
+        EXPECT_NE(isa.find("cp.async"), std::string::npos) << facts.name;
+        EXPECT_NE(isa.find(dt == DType::kBF16 ? ".bf16.bf16.f32" : ".f16.f16.f32"), std::string::npos);
+      } else if (facts.matrix_core == MatrixCore::kWgmma) {
+        // Both operands from shared memory (descriptors), staged by cp.async, fenced for the async proxy.
+        EXPECT_NE(isa.find(dt == DType::kBF16 ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos) << facts.name;
+        EXPECT_NE(isa.find("fence.proxy.async.shared::cta"), std::string::npos) << facts.name;
+        EXPECT_NE(isa.find("wgmma.wait_group.sync.aligned"), std::string::npos) << facts.name;
+      } else {
+        // No NVIDIA PTX may reach an AMD build, and the other matrix-core kinds must not appear.
+        EXPECT_EQ(isa.find(facts.matrix_core == MatrixCore::kMfma ? "v_wmma" : "v_mfma"), std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_P(GemmTarget, DequantKernelsCompileWithoutSpills) {
+  auto target = parse_target_id(GetParam());
+  ASSERT_TRUE(target.ok());
+  // Every weight type once, alternating the output type.
+  const std::pair<GgmlType, DType> cases[] = {
+      {GgmlType::kF32, DType::kF16},  {GgmlType::kF16, DType::kBF16}, {GgmlType::kBF16, DType::kF16},
+      {GgmlType::kQ4_0, DType::kBF16}, {GgmlType::kQ8_0, DType::kF16}, {GgmlType::kQ4_K, DType::kBF16},
+      {GgmlType::kQ5_K, DType::kF16}, {GgmlType::kQ6_K, DType::kBF16}};
+  for (auto [w, dt] : cases) {
+    auto compiled = service().get(gemm_dequant_spec(*target->facts, dt, w), *target);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    EXPECT_FALSE(compiled->resources.has_spills()) << compiled->symbol << " on " << GetParam();
+  }
+}
+
+// Every target the project ships except gfx950, which clang-19 and the
+// ROCm 5.2 hipRTC on the CI machine do not know (checked below).
+INSTANTIATE_TEST_SUITE_P(AllTargets, GemmTarget,
+                         ::testing::Values("gfx1150", "gfx1151", "gfx1100", "gfx1101", "gfx1102", "gfx1200",
+                                           "gfx1201", "gfx90a", "gfx942", "sm_80", "sm_89", "sm_90"));
+
+TEST(GemmTargets, EveryTargetIsCoveredOrHasNoToolchain) {
+  for (const auto& t : all_targets()) {
+    if (t.name != "gfx950") continue;
+    auto id = parse_target_id(t.name);
+    ASSERT_TRUE(id.ok());
+    auto tc = service().toolchain_for(*id);
+    if (!tc.ok()) continue;  // no compiler here knows gfx950: nothing to check
+    auto compiled = service().get(gemm_spec(t, DType::kBF16, 4096), *id);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    EXPECT_FALSE(compiled->resources.has_spills());
+  }
+}
+
+TEST(GemmCatalog, HasThe8BShapesForBothSixteenBitTypes) {
+  const TargetFacts& t = *find_target("gfx1151");
+  auto specs = kernel_catalog(t);
+  for (const char* name : {"ft_gemm_bf16_k4096", "ft_gemm_bf16_k12288", "ft_gemm_f16_k4096", "ft_gemm_f16_k12288",
+                           "ft_gemm_dequant_q4_k_to_bf16", "ft_gemm_dequant_q8_0_to_f16"}) {
+    bool found = false;
+    for (const auto& s : specs) found = found || s.name == name;
+    EXPECT_TRUE(found) << name;
+  }
+}
+
+TEST(GemmCatalog, TileArgumentsComeFromTheTarget) {
+  for (const char* name : {"gfx1151", "gfx942", "sm_90"}) {
+    const TargetFacts& t = *find_target(name);
+    KernelSpec s = gemm_spec(t, DType::kBF16, 4096);
+    const GemmTile& g = t.tiles.gemm;
+    ASSERT_EQ(s.template_args.size(), 8u);
+    EXPECT_EQ(s.template_args[1], "4096");
+    EXPECT_EQ(s.template_args[2], std::to_string(g.block_m));
+    EXPECT_EQ(s.template_args[3], std::to_string(g.block_n));
+    EXPECT_EQ(s.template_args[7], std::to_string(g.stages));
+    EXPECT_EQ(s.block_threads, g.warps_m * g.warps_n * t.wave_size) << name;
+  }
+  // CDNA runs wave64: 4 waves = 256 threads; RDNA and NVIDIA 8 x 32.
+  EXPECT_EQ(gemm_spec(*find_target("gfx942"), DType::kBF16, 4096).block_threads, 256);
+  EXPECT_EQ(gemm_spec(*find_target("gfx1100"), DType::kBF16, 4096).block_threads, 256);
+}
+
+TEST(GemmLauncher, CpuBackendIsUnsupported) {
+  auto cpu = open_cpu_backend(1);
+  ASSERT_TRUE(cpu.ok());
+  OpContext ctx(cpu->get());
+  std::vector<float> x(64 * 32), w(32 * 32), y(64 * 32);
+  auto buf = [](std::vector<float>& v) { return DeviceBuffer{reinterpret_cast<uint64_t>(v.data()), v.size() * 4}; };
+  WeightView view{GgmlType::kF32, 32, 32, buf(w)};
+  Status st = gemm(ctx, DType::kF32, view, buf(x), 64, buf(y));
+  EXPECT_EQ(st.code(), ErrorCode::kUnsupported);
+  EXPECT_NE(st.message().find("GPU only"), std::string::npos) << st.message();
+}
+
+TEST(GemmLauncher, ScratchBytes) {
+  WeightView same{GgmlType::kBF16, 4096, 4096, {}};
+  EXPECT_EQ(gemm_scratch_bytes(DType::kBF16, same), 0u);
+  WeightView quant{GgmlType::kQ4_K, 4096, 4096, {}};
+  EXPECT_EQ(gemm_scratch_bytes(DType::kBF16, quant), 4096u * 4096u * 2u);
+  EXPECT_EQ(gemm_scratch_bytes(DType::kF16, same), 4096u * 4096u * 2u);
+}
+
+}  // namespace
+}  // namespace ft
