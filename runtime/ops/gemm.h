@@ -8,11 +8,15 @@
 // other dense types (F32, the other 16-bit type) and quantized types (Q8_0,
 // Q4_0, Q4_K, Q5_K, Q6_K) are first converted to the activation type into a
 // scratch buffer (`scratch`, at least gemm_scratch_bytes() bytes; when it is
-// empty or too small the launcher allocates one for the call).
+// empty or too small the launcher allocates one for the call, synchronizes
+// and frees it: slow, and not allowed inside a graph capture, so callers on a
+// hot path pass a scratch). This expansion is the first step for quantized
+// weights; dequantizing into the GEMM tile in the main loop is not done yet.
 //
-// Shapes: any m >= 1 (rows past the tile are masked); n and k multiples of 32
-// (every model shape is), else kInvalidArgument. GPU only: on the CPU backend
-// gemm returns kUnsupported (matmul runs its reference there).
+// Shapes: any m >= 1 (rows past the tile are masked); n a multiple of 32, k a
+// multiple of 32 and of the weight's block (256 for the K-quants), as every
+// model shape is; else kInvalidArgument. GPU only: on the CPU backend gemm
+// returns kUnsupported (matmul runs its reference there).
 #pragma once
 
 #include <cstddef>
