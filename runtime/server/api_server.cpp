@@ -209,7 +209,15 @@ void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
 }
 
 bool ApiServer::authorized(const HttpRequest& request) const {
-  return options_.api_key.empty() || request.header("authorization") == "Bearer " + options_.api_key;
+  if (options_.api_key.empty()) return true;
+  // Compared in time that does not depend on where the strings differ, so the
+  // key cannot be guessed byte by byte from response times.
+  const std::string expected = "Bearer " + options_.api_key;
+  const std::string given = request.header("authorization");
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
 }
 
 Engine* ApiServer::require_engine(ResponseWriter& writer) {

@@ -137,6 +137,8 @@ const chatRequest = (seed, content = "Tell me a story") => ({
 
 test("health, models, and the served name", async () => {
   assert.equal((await raw("/health", { method: "GET", key: null })).status, 200);  // open without a key
+  // While it loaded, /health answered 503 (if it was asked in time), never anything else.
+  assert.ok(server.healthStatuses.every((s) => s === 503 || s === 200), String(server.healthStatuses));
   const models = await client().models.list();
   assert.deepEqual(models.data.map((m) => m.id), ["tiny"]);
 });
