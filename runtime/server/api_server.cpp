@@ -114,7 +114,7 @@ struct RequestLog {
 };
 
 // Folds one event into the running result.
-void absorb(Completion& result, RequestLog& log, const RequestEvent& e) {
+void absorb(Completion& result, RequestLog& log, std::string& error, const RequestEvent& e) {
   result.text += e.text;
   result.logprobs.insert(result.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
   if (e.prompt_tokens) result.prompt_tokens = e.prompt_tokens;
@@ -127,6 +127,7 @@ void absorb(Completion& result, RequestLog& log, const RequestEvent& e) {
                       : std::chrono::duration<double, std::milli>(Clock::now() - log.start).count();
   }
   if (e.finish != FinishReason::kNone) result.finish = e.finish;
+  if (!e.error.empty()) error = e.error;
 }
 
 }  // namespace
@@ -303,6 +304,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   const bool stream = request->stream;
   const bool usage = request->include_usage;
   Completion result;
+  std::string engine_error;
   size_t text_offset = 0;
   bool alive = !stream || writer.begin_stream(200, "text/event-stream");
   if (alive && stream && kind == ApiKind::kChat)
@@ -317,7 +319,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
       return;
     }
     for (const RequestEvent& e : queue->pop(kClientPoll)) {
-      absorb(result, log, e);
+      absorb(result, log, engine_error, e);
       if (!stream || e.finish == FinishReason::kError) continue;
       if (!e.text.empty() || (ctx.logprobs && !e.logprobs.empty())) {
         ChunkPart part{.text = e.text, .logprobs = e.logprobs, .text_offset = text_offset};
@@ -331,7 +333,8 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   if (result.finish == FinishReason::kError || result.finish == FinishReason::kAbort) {
     ApiError e = server_error(result.finish == FinishReason::kAbort ? 503 : 500,
                               result.finish == FinishReason::kAbort ? "the request was aborted by the engine"
-                                                                    : "generation failed");
+                                                                    : "generation failed: " + engine_error);
+    if (result.finish == FinishReason::kError) log::error("{} {} {}: {}", http.method, http.path, ctx.id, e.message);
     if (!stream) return send_error(writer, e);
     writer.write(sse_data(error_json(e)));
     writer.write(kSseDone);

@@ -248,6 +248,33 @@ TEST_F(ApiServerTest, ClientGoneMidStreamCancels) {
   EXPECT_NE(run(server, get("/metrics")).body.find("ft_request_finished_total{reason=\"abort\"} 1"), std::string::npos);
 }
 
+TEST_F(ApiServerTest, ClientGoneWithoutStreamingCancelsToo) {
+  engine->hold_after_first = true;
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  MemoryWriter w;
+  w.gone = true;  // the client closed its connection while waiting for the answer
+  server.handle(post("/v1/chat/completions", kChat), w);
+  EXPECT_TRUE(engine->cancelled.load());
+  EXPECT_EQ(w.status, 0);  // nothing is sent to a client that is gone
+  engine->join();
+}
+
+TEST_F(ApiServerTest, EngineErrorMidStreamIsAnErrorEvent) {
+  RequestEvent failed = event("", {}, FinishReason::kError);
+  failed.error = "device lost";
+  engine->script = {event("Hello", {9707}), failed};
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  MemoryWriter streamed = run(server, post("/v1/completions", R"({"prompt":"x","stream":true})"));
+  EXPECT_EQ(streamed.status, 200);  // the headers went out with the first chunk
+  EXPECT_NE(streamed.body.find(R"("message":"generation failed: device lost")"), std::string::npos) << streamed.body;
+  EXPECT_EQ(streamed.body.substr(streamed.body.size() - 14), "data: [DONE]\n\n");
+  MemoryWriter whole = run(server, post("/v1/completions", R"({"prompt":"x"})"));
+  EXPECT_EQ(whole.status, 500);
+  EXPECT_EQ(whole.body_json()["error"]["type"], "server_error");
+}
+
 TEST_F(ApiServerTest, QueueFullIs503AndLengthsAre400) {
   ApiServer server({.served_model_name = "tiny"});
   server.set_engine(engine.get());
