@@ -328,6 +328,10 @@ void HttpServer::serve() {
     if (fd < 0) continue;
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // SSE chunks go out as they come
+    // A client that stops reading but keeps its connection open would block a
+    // write forever; after this long the connection counts as gone.
+    timeval send_timeout{options_.send_timeout_s, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
     std::lock_guard lock(mutex_);
     if (static_cast<int>(connections_.size()) >= options_.max_connections) {
       static constexpr std::string_view kBusy =

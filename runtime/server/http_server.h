@@ -65,6 +65,7 @@ struct HttpServerOptions {
   size_t max_body_bytes = 64 << 20;
   int max_connections = 1024;
   int idle_timeout_s = 30;  // an idle keep-alive connection is closed after this
+  int send_timeout_s = 60;  // a write that makes no progress this long ends the connection
 };
 
 const char* http_status_text(int status);

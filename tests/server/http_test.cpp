@@ -210,6 +210,23 @@ TEST(HttpServer, StopEndsStreamsAndServe) {
   EXPECT_EQ(serving.wait_for(std::chrono::seconds(20)), std::future_status::ready);
 }
 
+TEST(HttpServer, ClientThatStopsReadingIsDroppedAfterTheSendTimeout) {
+  Flag write_failed;
+  HttpServerOptions options;
+  options.send_timeout_s = 1;
+  TestServer server(
+      [&](const HttpRequest&, ResponseWriter& w) {
+        w.begin_stream(200, "text/plain");
+        const std::string block(1 << 20, 'x');
+        for (int i = 0; i < 4096; ++i)  // 4 GiB: far beyond any socket buffer
+          if (!w.write(block)) return write_failed.raise();
+      },
+      options);
+  Client c(server.port());
+  c.send("GET / HTTP/1.1\r\n\r\n");  // and never reads
+  EXPECT_TRUE(write_failed.wait());
+}
+
 TEST(HttpServer, PortInUseIsAClearError) {
   TestServer first(echo);
   HttpServerOptions options;
