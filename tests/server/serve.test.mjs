@@ -10,7 +10,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -314,6 +314,25 @@ test("queue full is a 503", async () => {
     assert.ok(results.some((r) => r.status === "fulfilled"));
   } finally {
     await stopServer(busy);
+  }
+});
+
+test("flags: --chat-template, --served-model-name, --kv-cache-mb", async () => {
+  const template = join(workDir, "plain.jinja");
+  writeFileSync(template, "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}");
+  const other = await startServer(["--chat-template", template, "--served-model-name", "other", "--kv-cache-mb", "1", "--ctx", "64"]);
+  try {
+    const c = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: "x", maxRetries: 0 });
+    assert.deepEqual((await c.models.list()).data.map((m) => m.id), ["other"]);
+    const tpl = await raw("/apply-template", { s: other, body: { messages: [{ role: "user", content: "Hi" }] } });
+    assert.equal(tpl.json.prompt, "[user] Hi\n[assistant] ");
+    const r = await c.chat.completions.create({ ...chatRequest(1), model: "other", max_tokens: 3 });
+    assert.equal(r.usage.completion_tokens, 3);
+    await expectApiError(c.chat.completions.create(chatRequest(1)), 404);  // "tiny" is not served here
+    // The engine sized its KV cache from the flag (it says so in the log).
+    assert.match(other.log, /KV cache: \d+ blocks .*\b1 MiB/);
+  } finally {
+    await stopServer(other);
   }
 });
 
