@@ -207,6 +207,10 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
   for (DType dt : {DType::kF16, DType::kBF16})
     for (GgmlType w : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
       specs.push_back(embedding_spec(target, dt, w));
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    specs.push_back(argmax_spec(target, dt));
+    specs.push_back(sample_spec(target, dt));
+  }
   return specs;
 }
 
@@ -226,6 +230,24 @@ KernelSpec embedding_spec(const TargetFacts&, DType dtype, GgmlType type) {
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(static_cast<uint32_t>(type)), "64"};
   s.args_type = fmt::format("ft::EmbeddingArgs<{}>", dtype_device_name(dtype));
   s.block_threads = 64;
+  return s;
+}
+
+KernelSpec argmax_spec(const TargetFacts&, DType dtype) {
+  KernelSpec s;
+  s.name = fmt::format("ft_argmax_{}", dtype_name(dtype));
+  s.family = "sampling";
+  s.function = "ft::argmax_rows";
+  s.template_args = {std::string(dtype_device_name(dtype)), "512"};
+  s.args_type = fmt::format("ft::SamplingArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = 512;
+  return s;
+}
+
+KernelSpec sample_spec(const TargetFacts& target, DType dtype) {
+  KernelSpec s = argmax_spec(target, dtype);
+  s.name = fmt::format("ft_sample_{}", dtype_name(dtype));
+  s.function = "ft::sample_rows";
   return s;
 }
 

@@ -69,6 +69,11 @@ std::vector<int> catalog_intermediate_sizes();
 KernelSpec embedding_spec(const TargetFacts& target, DType dtype, GgmlType type);
 bool embedding_supports(GgmlType type);
 
+// Argmax and the seeded sampler over rows of logits (kernel_src/sampling.hip):
+// one block of block_threads per row.
+KernelSpec argmax_spec(const TargetFacts& target, DType dtype);
+KernelSpec sample_spec(const TargetFacts& target, DType dtype);
+
 std::vector<KernelSpec> kernel_catalog(const TargetFacts& target);
 
 }  // namespace ft

@@ -89,22 +89,15 @@ Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int 
   FT_RETURN_IF_ERROR(check_shapes(ctx, act, w, x, m, y, bias));
   if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
 
-  // First step for other weight types: expand W to act, then the dense GEMM.
+  // First step for other weight types: expand W to act (into the caller's
+  // scratch, else the context's), then the dense GEMM.
   const size_t need = gemm_scratch_bytes(act, w);
   DeviceBuffer tmp = scratch;
-  const bool own = scratch.bytes < need;
-  if (own) {
-    FT_ASSIGN_OR_RETURN(tmp, ctx.backend().alloc(need));
+  if (scratch.bytes < need) {
+    FT_ASSIGN_OR_RETURN(tmp, ctx.scratch(need));
   }
-  Status st = dequantize(ctx, act, w, tmp);
-  if (st.ok()) st = launch_dense(ctx, act, w.n, w.k, tmp.ptr, x, m, y, bias);
-  if (own) {
-    // The kernels must finish before the buffer goes back.
-    Status sync = ctx.backend().synchronize();
-    ctx.backend().free(tmp);
-    if (st.ok()) st = sync;
-  }
-  return st;
+  FT_RETURN_IF_ERROR(dequantize(ctx, act, w, tmp));
+  return launch_dense(ctx, act, w.n, w.k, tmp.ptr, x, m, y, bias);
 }
 
 }  // namespace ft

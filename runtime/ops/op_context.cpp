@@ -16,6 +16,21 @@ Result<KernelHandle> OpContext::kernel(const KernelSpec& spec) {
   return handle;
 }
 
+OpContext::~OpContext() {
+  if (scratch_.ptr) backend_->free(scratch_);
+}
+
+Result<DeviceBuffer> OpContext::scratch(size_t bytes) {
+  if (scratch_.ptr && scratch_.bytes >= bytes) return scratch_;
+  if (scratch_.ptr) {
+    FT_RETURN_IF_ERROR(backend_->synchronize());  // work in flight may still use it
+    backend_->free(scratch_);
+    scratch_ = {};
+  }
+  FT_ASSIGN_OR_RETURN(scratch_, backend_->alloc(bytes));
+  return scratch_;
+}
+
 Status check_cpu_dtype(const char* op, DType dtype) {
   if (dtype == DType::kF32) return Status();
   return FT_ERROR(ErrorCode::kUnsupported, "{}: the cpu backend computes in f32, not {}", op, dtype_name(dtype));

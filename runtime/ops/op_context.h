@@ -20,6 +20,9 @@ class OpContext {
       : backend_(backend), jit_(jit), target_(std::move(target)) {}
   // The CPU backend.
   explicit OpContext(Backend* backend) : backend_(backend) {}
+  ~OpContext();
+  OpContext(const OpContext&) = delete;
+  OpContext& operator=(const OpContext&) = delete;
 
   Backend& backend() { return *backend_; }
   bool on_cpu() const { return backend_->kind() == DeviceKind::kCpu; }
@@ -28,6 +31,11 @@ class OpContext {
   const TargetId& target() const { return target_; }
   // Compiles (or fetches from the cache) and loads `spec` once per context.
   Result<KernelHandle> kernel(const KernelSpec& spec);
+
+  // A device scratch buffer of at least `bytes`, owned by the context and
+  // reused by every op that needs temporary space (it grows, never shrinks;
+  // contents do not survive between ops). Grow it before a graph capture.
+  Result<DeviceBuffer> scratch(size_t bytes);
 
   // Planning: with a recorder set, kernel() only records each distinct spec
   // (in first-use order) and hands back a null handle, so a forward pass on
@@ -40,6 +48,7 @@ class OpContext {
   TargetId target_;
   std::map<std::string, KernelHandle> loaded_;
   std::vector<KernelSpec>* recorder_ = nullptr;
+  DeviceBuffer scratch_;
 };
 
 // A CPU-backend buffer as a host pointer.

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <vector>
+
+#include "jit/catalog.h"
 
 namespace ft {
 
@@ -28,48 +31,65 @@ void argmax_reference(int rows, int vocab, const float* logits, int32_t* out_ids
 
 namespace {
 
-int32_t sample_row(int vocab, const float* l, const SamplingRow& p) {
-  if (p.temperature <= 0) {
-    int32_t best = 0;
-    argmax_reference(1, vocab, l, &best);
-    return best;
+}  // namespace
+
+std::vector<float> sampling_probs_reference(int vocab, const float* l, const SamplingRow& p, float* threshold) {
+  int32_t best = 0;
+  argmax_reference(1, vocab, l, &best);
+  const float max = l[best];
+  std::vector<float> prob(static_cast<size_t>(vocab));
+  for (int i = 0; i < vocab; ++i) prob[i] = std::exp((l[i] - max) / p.temperature);
+  float t = 0.0f;
+  if (p.top_k > 0 && p.top_k < vocab) {
+    std::vector<float> sorted(prob);
+    std::nth_element(sorted.begin(), sorted.begin() + (p.top_k - 1), sorted.end(), std::greater<float>());
+    t = sorted[p.top_k - 1];
   }
-  // Candidates by probability, most likely first (ties: lower id first).
-  std::vector<int32_t> ids(static_cast<size_t>(vocab));
-  std::iota(ids.begin(), ids.end(), 0);
-  auto by_logit = [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
-  size_t keep = ids.size();
-  if (p.top_k > 0 && static_cast<size_t>(p.top_k) < keep) {
-    keep = static_cast<size_t>(p.top_k);
-    std::partial_sort(ids.begin(), ids.begin() + keep, ids.end(), by_logit);
-    ids.resize(keep);
-  } else {
-    std::sort(ids.begin(), ids.end(), by_logit);
-  }
-  std::vector<double> prob(keep);
-  const double top = l[ids[0]] / static_cast<double>(p.temperature);
-  double total = 0;
-  for (size_t i = 0; i < keep; ++i) total += (prob[i] = std::exp(l[ids[i]] / static_cast<double>(p.temperature) - top));
   if (p.top_p < 1.0f) {
+    std::vector<float> kept;
+    double mass = 0;
+    for (float q : prob)
+      if (q >= t) {
+        kept.push_back(q);
+        mass += q;
+      }
+    std::sort(kept.begin(), kept.end(), std::greater<float>());
+    const double goal = p.top_p * mass;
     double cumulative = 0;
-    size_t n = 0;
-    while (n < keep && cumulative < p.top_p * total) cumulative += prob[n++];
-    keep = std::max<size_t>(n, 1);
+    for (float q : kept) {
+      cumulative += q;
+      if (cumulative >= goal) {
+        t = q;
+        break;
+      }
+    }
   }
-  if (p.min_p > 0.0f) {
-    size_t n = 1;  // prob[0] is the largest
-    while (n < keep && prob[n] >= p.min_p * prob[0]) ++n;
-    keep = n;
-  }
-  total = 0;
-  for (size_t i = 0; i < keep; ++i) total += prob[i];
+  *threshold = std::max(t, p.min_p);
+  return prob;
+}
+
+namespace {
+
+// The algorithm of kernel_src/sampling.hip, in double sums.
+int32_t sample_row(int vocab, const float* l, const SamplingRow& p) {
+  int32_t best = 0;
+  argmax_reference(1, vocab, l, &best);
+  if (!(p.temperature > 0)) return best;
+  float t = 0.0f;
+  const std::vector<float> prob = sampling_probs_reference(vocab, l, p, &t);
+  double total = 0;
+  for (float q : prob)
+    if (q >= t) total += q;
   const double target = sampling_uniform(p.seed, p.step) * total;
   double cumulative = 0;
-  for (size_t i = 0; i < keep; ++i) {
+  int32_t last = best;
+  for (int i = 0; i < vocab; ++i) {
+    if (prob[i] < t) continue;
+    last = i;
     cumulative += prob[i];
-    if (target < cumulative) return ids[i];
+    if (cumulative > target) return i;
   }
-  return ids[keep - 1];
+  return last;
 }
 
 }  // namespace
@@ -88,6 +108,24 @@ Status check_sampling(const char* op, DType dtype, int rows, int vocab, DeviceBu
 }
 }  // namespace
 
+
+namespace {
+// Mirrors kernel_src/sampling.hip's SamplingArgs<T>; SamplingRow mirrors SamplingRowDev.
+static_assert(sizeof(SamplingRow) == 32, "SamplingRow must match SamplingRowDev");
+Status launch_rows(OpContext& ctx, const KernelSpec& spec, int rows, DeviceBuffer logits, DeviceBuffer params,
+                   DeviceBuffer out_ids, int vocab) {
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
+  struct {
+    uint64_t logits, params, out;
+    int vocab;
+  } args{logits.ptr, params.ptr, out_ids.ptr, vocab};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>(rows);
+  dims.block[0] = static_cast<unsigned>(spec.block_threads);
+  return ctx.backend().launch(k, dims, &args, sizeof args);
+}
+}  // namespace
+
 Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer out_ids) {
   FT_RETURN_IF_ERROR(check_sampling("argmax", dtype, rows, vocab, logits, out_ids));
   if (ctx.on_cpu()) {
@@ -95,7 +133,7 @@ Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer log
     argmax_reference(rows, vocab, host_ptr<const float>(logits), host_ptr<int32_t>(out_ids));
     return Status();
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "argmax: no GPU kernel yet");
+  return launch_rows(ctx, argmax_spec(ctx.facts(), dtype), rows, logits, DeviceBuffer{}, out_ids, vocab);
 }
 
 Status sample(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer params,
@@ -109,7 +147,7 @@ Status sample(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer log
                      host_ptr<int32_t>(out_ids));
     return Status();
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "sample: no GPU kernel yet");
+  return launch_rows(ctx, sample_spec(ctx.facts(), dtype), rows, logits, params, out_ids, vocab);
 }
 
 }  // namespace ft

@@ -7,12 +7,17 @@
 // counter-based generator keyed by (seed, step), so the same seed and step
 // give the same token on every backend and batch composition.
 //
-// Order of the filters (as vLLM applies them): temperature, then top-k, then
-// top-p over the renormalised top-k survivors, then min-p relative to the most
-// likely token; then the draw. temperature <= 0 means greedy.
+// With p_i = exp((logit_i - max) / temperature) (the most likely token has
+// p = 1), each filter is a threshold on p, applied in vLLM's order: top-k
+// keeps p >= the k-th largest p (ties kept); top-p keeps p >= the largest t
+// for which the mass of p >= t reaches top_p of the top-k survivors' mass;
+// min-p keeps p >= min_p. The draw then walks the kept tokens in index order
+// until the running mass passes u * (kept mass). temperature <= 0 is greedy
+// (the first maximal logit).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/ops/op_context.h"
 
@@ -37,6 +42,11 @@ Status sample(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer log
               DeviceBuffer out_ids);
 
 void argmax_reference(int rows, int vocab, const float* logits, int32_t* out_ids);
+// The same algorithm as the kernel; float exp, double sums.
 void sample_reference(int rows, int vocab, const float* logits, const SamplingRow* params, int32_t* out_ids);
+// The unnormalised p of one row (temperature > 0) and the final threshold:
+// tokens with p >= threshold are the ones the draw can pick.
+std::vector<float> sampling_probs_reference(int vocab, const float* logits, const SamplingRow& params,
+                                            float* threshold);
 
 }  // namespace ft

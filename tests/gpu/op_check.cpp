@@ -19,6 +19,7 @@ struct Family {
 const Family kFamilies[] = {
     {"norm_act", check_norm_act},
     {"embedding", check_embedding},
+    {"sampling", check_sampling},
     {"gemm", check_gemm},
     {"attention", check_attention},
 };

@@ -30,6 +30,7 @@ CheckCase make_case(std::string op, DType dt, std::string shape, const Result<T>
 
 std::vector<CheckCase> check_norm_act(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_embedding(OpContext& ctx, std::mt19937& rng);
+std::vector<CheckCase> check_sampling(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_attention(OpContext& ctx, std::mt19937& rng);
 
