@@ -6,6 +6,8 @@
 // with clang-19) is skipped, saying so. (The whole catalog, 76 of these per target, is
 // `ft-jit warm`'s job: at about a second per compile it is too slow for a
 // 2-core CI run across 13 targets.)
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "jit/catalog.h"
@@ -85,7 +87,7 @@ std::vector<std::string> target_names() {
 INSTANTIATE_TEST_SUITE_P(Targets, AttnTarget, ::testing::ValuesIn(target_names()),
                          [](const auto& info) { return info.param; });
 
-TEST(AttnCatalog, CoversTheModelShapesOncePerTarget) {
+TEST(AttnCatalog, CoversTheModelShapesAndTakesTilesFromTheTarget) {
   for (const auto& t : all_targets()) {
     int rope = 0, decode = 0, prefill = 0, reduce = 0;
     for (const auto& s : kernel_catalog(t)) {
@@ -95,10 +97,29 @@ TEST(AttnCatalog, CoversTheModelShapesOncePerTarget) {
       prefill += s.function == "ft::attention_prefill_mma" || s.function == "ft::attention_prefill_fma";
     }
     const int shapes = static_cast<int>(catalog_attention_shapes().size());
-    EXPECT_EQ(rope, 2 * 2 * 4) << t.name;  // f16/bf16 x head_dim 64/128 x NEOX/NORM x q/k norm or not
+    EXPECT_EQ(rope, 2 * 2 * 3) << t.name;  // f16/bf16 x head_dim 64/128 x (NORM, NEOX, NEOX + q/k norm)
     EXPECT_EQ(decode, 2 * shapes) << t.name;
     EXPECT_EQ(prefill, 2 * shapes) << t.name;
     EXPECT_EQ(reduce, 2 * 2) << t.name;
+  }
+  // The prefill kernel follows the matrix cores the target has: mma.sync on
+  // NVIDIA for 16-bit types; the f32-FMA kernel on AMD (no WMMA/MFMA attention
+  // yet) and for f32, with its tile from the target's AttnTile.
+  for (const auto& t : all_targets()) {
+    for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
+      KernelSpec s = attention_prefill_spec(t, dt, 128, 4, 16);
+      const bool mma = !t.is_amd() && dt != DType::kF32;
+      EXPECT_EQ(s.function, mma ? "ft::attention_prefill_mma" : "ft::attention_prefill_fma") << t.name;
+      EXPECT_EQ(attention_prefill_rows(t, dt), mma ? 64 : t.tiles.attn.prefill_rows) << t.name;
+      if (!mma) {
+        EXPECT_EQ(s.block_threads, t.tiles.attn.prefill_rows * t.tiles.attn.prefill_split) << t.name;
+        EXPECT_EQ(s.template_args.back(), std::to_string(t.tiles.attn.prefill_keys)) << t.name;
+      }
+    }
+    KernelSpec d = attention_decode_spec(t, DType::kBF16, 128, 4, 16);
+    EXPECT_EQ(d.block_threads, t.tiles.attn.decode_waves * t.wave_size) << t.name;
+    EXPECT_EQ(d.template_args.back(), std::to_string(t.tiles.attn.decode_partition)) << t.name;
+    EXPECT_GE(t.tiles.attn.decode_partition, kMinDecodePartition) << "the workspace is sized for the smallest";
   }
   // Llama-3-8B / Qwen3-8B (128, 4), Qwen2.5-7B (128, 7), Qwen3-0.6B (128, 2), Llama-3.2-1B (64, 4).
   for (auto shape : {std::pair{128, 4}, {128, 7}, {128, 2}, {64, 4}, {128, 8}, {128, 1}, {128, 5}})
