@@ -10,7 +10,7 @@ packages=(
   clang-19 lld-19 llvm-19 libclang-rt-19-dev     # offline AMD compiler, linker, objdump, fuzzer runtime
   libamdhip64-dev                                # hipRTC 5.2 (probed at run time; may crash on gfx11)
   libsqlite3-dev libxxhash-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev nlohmann-json3-dev libcpp-httplib-dev libpcre2-dev
+  libgtest-dev libgmock-dev nlohmann-json3-dev libpcre2-dev
   nodejs npm
 )
 

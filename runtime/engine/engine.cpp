@@ -127,6 +127,10 @@ class EngineImpl final : public Engine {
         blocks_.get(), SchedulerLimits{o.max_batch, eo.max_tokens_per_step, o.prefill_chunk});
     say(fmt::format("KV cache: {} blocks of {} tokens ({} MiB), context {}", blocks_->num_blocks(), bs,
                     (static_cast<int64_t>(blocks_->num_blocks()) * per_block) >> 20, max_context_));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      update_gauges();
+    }
     eos_.insert(tokenizer_->eos_id());
     if (config_.eos_id) eos_.insert(*config_.eos_id);
     eos_.erase(-1);
@@ -381,7 +385,7 @@ class EngineImpl final : public Engine {
     }
     const double gen_secs =
         a->ttft_ms >= 0 ? std::chrono::duration<double>(Clock::now() - a->first_token).count() : 0.0;
-    log::info("request {} {}: {} prompt tokens ({} cached), {} completion tokens, first token {:.1f} ms, {:.1f} tok/s",
+    log::debug("request {} {}: {} prompt tokens ({} cached), {} completion tokens, first token {:.1f} ms, {:.1f} tok/s",
               a->seq.id, finish_reason_name(reason), ev.prompt_tokens, ev.cached_prompt_tokens, ev.completion_tokens,
               ev.time_to_first_token_ms, gen_secs > 0 ? (ev.completion_tokens - 1) / gen_secs : 0.0);
     auto callback = std::move(a->on_event);

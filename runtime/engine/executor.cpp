@@ -46,10 +46,19 @@ class ExecutorImpl final : public Executor {
   DType activation_dtype() const override { return act_; }
 
   Status init() {
-    FT_ASSIGN_OR_RETURN(embed_, weight("token_embd.weight"));
+    // The vocabulary rows are padded with zeros to a multiple of 32 on GPUs
+    // (the GEMM's N granule; Qwen3's tokenizer has 151669 entries): the LM
+    // head computes the padded width and the extra logits are dropped.
+    const int vocab = static_cast<int>(c_.vocab_size);
+    padded_vocab_ = act_ == DType::kF32 ? vocab : (vocab + 31) / 32 * 32;
+    FT_ASSIGN_OR_RETURN(embed_, weight("token_embd.weight", padded_vocab_));
     FT_ASSIGN_OR_RETURN(output_norm_, vector("output_norm.weight"));
-    const Weight* out = w_.find("output.weight");
-    FT_ASSIGN_OR_RETURN(lm_head_, weight(out ? "output.weight" : "token_embd.weight"));
+    if (w_.find("output.weight")) {
+      FT_ASSIGN_OR_RETURN(lm_head_, weight("output.weight", padded_vocab_));
+    } else {
+      lm_head_ = embed_;  // tied: the same (padded) rows
+    }
+    lm_head_.n = padded_vocab_;
     const int q_dim = c_.num_heads * c_.head_dim, kv_dim = c_.num_kv_heads * c_.head_dim;
     // KV cache first: its size decides how many sequences fit.
     kv_.block_size = opt_.kv_block_size;
@@ -97,7 +106,7 @@ class ExecutorImpl final : public Executor {
     FT_ASSIGN_OR_RETURN(act_out_, alloc(T * I * es));
     FT_ASSIGN_OR_RETURN(part_, alloc(T * std::max<size_t>(q_dim, I) * es));
     FT_ASSIGN_OR_RETURN(last_, alloc(S * H * es));
-    FT_ASSIGN_OR_RETURN(logits_, alloc(S * V * es));
+    FT_ASSIGN_OR_RETURN(logits_, alloc(S * padded_vocab_ * es));
     FT_ASSIGN_OR_RETURN(ids_, alloc(T * 4));
     FT_ASSIGN_OR_RETURN(positions_, alloc(T * 4));
     FT_ASSIGN_OR_RETURN(slots_, alloc(T * 4));
@@ -177,12 +186,24 @@ class ExecutorImpl final : public Executor {
     for (int r = 0; r < n; ++r)
       FT_RETURN_IF_ERROR(b_.copy_on_device(slice(last_, r * H * es, H * es), slice(h_, logit_rows[r] * H * es, H * es), H * es));
     FT_RETURN_IF_ERROR(matmul(ops_, act_, lm_head_, last_, n, logits_));
-    const size_t count = static_cast<size_t>(n) * c_.vocab_size;
-    logits.resize(count);
-    if (act_ == DType::kF32) return b_.copy_to_host(logits.data(), logits_, count * 4);
-    std::vector<uint16_t> raw(count);
-    FT_RETURN_IF_ERROR(b_.copy_to_host(raw.data(), logits_, count * 2));
-    for (size_t i = 0; i < count; ++i) logits[i] = act_ == DType::kBF16 ? bf16_to_f32(raw[i]) : fp16_to_f32(raw[i]);
+    const size_t vocab = c_.vocab_size, padded = padded_vocab_;
+    logits.resize(static_cast<size_t>(n) * vocab);
+    if (act_ == DType::kF32 && padded == vocab) return b_.copy_to_host(logits.data(), logits_, logits.size() * 4);
+    std::vector<uint8_t> raw(static_cast<size_t>(n) * padded * es);
+    FT_RETURN_IF_ERROR(b_.copy_to_host(raw.data(), logits_, raw.size()));
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < vocab; ++i) {
+        const size_t at = static_cast<size_t>(r) * padded + i;
+        float v;
+        if (act_ == DType::kF32) {
+          std::memcpy(&v, &raw[at * 4], 4);
+        } else {
+          uint16_t h;
+          std::memcpy(&h, &raw[at * 2], 2);
+          v = act_ == DType::kBF16 ? bf16_to_f32(h) : fp16_to_f32(h);
+        }
+        logits[static_cast<size_t>(r) * vocab + i] = v;
+      }
     return Status();
   }
 
@@ -203,11 +224,21 @@ class ExecutorImpl final : public Executor {
     return buf;
   }
 
-  Result<WeightView> weight(const std::string& name) {
+  // A matrix weight; with `padded_rows` above its row count, the buffer holds
+  // that many rows, the extra ones zero.
+  Result<WeightView> weight(const std::string& name, int padded_rows = 0) {
     FT_ASSIGN_OR_RETURN(const Weight* w, w_.get(name));
     if (w->shape.size() != 2) return FT_ERROR(ErrorCode::kCorrupt, "{} is not a matrix", name);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer data, upload(w->data));
-    return WeightView{w->type, static_cast<int>(w->shape[1]), static_cast<int>(w->shape[0]), data};
+    const int rows = static_cast<int>(w->shape[1]), cols = static_cast<int>(w->shape[0]);
+    if (padded_rows <= rows) {
+      FT_ASSIGN_OR_RETURN(DeviceBuffer data, upload(w->data));
+      return WeightView{w->type, rows, cols, data};
+    }
+    const size_t row_bytes = w->data.size() / rows;
+    FT_ASSIGN_OR_RETURN(DeviceBuffer data, alloc(row_bytes * padded_rows));
+    FT_RETURN_IF_ERROR(b_.fill_bytes(data, 0));
+    FT_RETURN_IF_ERROR(b_.copy_to_device(data, w->data.data(), w->data.size()));
+    return WeightView{w->type, rows, cols, data};
   }
 
   // Stacks the parts' rows into one weight when their types and widths match.
@@ -295,6 +326,7 @@ class ExecutorImpl final : public Executor {
   DType act_;
   KvLayout kv_;
   float mscale_ = 1.0f;
+  int padded_vocab_ = 0;
   WeightView embed_, lm_head_;
   DeviceBuffer output_norm_, inv_freq_;
   std::vector<Layer> layers_;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/base/files.h"
-#include "runtime/model/gguf_reader.h"
+#include "runtime/engine/model_text.h"
 #include "runtime/text/chat_template.h"
 #include "tools/common/cli_args.h"
 
@@ -36,11 +36,6 @@ struct Options {
   std::string model;
   ChatRenderOptions render;
 };
-
-bool ends_with(const std::string& s, const char* suffix) {
-  std::string suf(suffix);
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
 
 Result<json> parse_json_arg(const std::string& flag, const std::string& text) {
   std::string body = text;
@@ -83,40 +78,14 @@ Result<Options> options_from(const CliArgs& args) {
   return o;
 }
 
-// GGUF keeps the template under tokenizer.chat_template (named variants under
-// tokenizer.chat_template.<name>) and the special tokens as ids into the vocabulary.
-Result<ChatTemplate> load_gguf_template(const std::string& path) {
-  FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
-  const std::string prefix = "tokenizer.chat_template";
-  std::string default_source;
-  std::vector<std::pair<std::string, std::string>> named;
-  for (const auto& [key, value] : reader.metadata()) {
-    if (key.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string* text = value.get_if<std::string>();
-    if (!text) return FT_ERROR(ErrorCode::kCorrupt, "{}: {} is not a string", path, key);
-    if (key == prefix) {
-      default_source = *text;
-    } else if (key[prefix.size()] == '.') {
-      named.emplace_back(key.substr(prefix.size() + 1), *text);
-    }
-  }
-  auto loaded = ChatTemplate::from_gguf(std::move(default_source), named);
-  if (!loaded.ok()) return Status(loaded.status()).with_context(path);
-  ChatTemplate t = std::move(loaded).value();
-  auto tokens = reader.get_strings("tokenizer.ggml.tokens");
-  if (!tokens.ok()) return t;
-  for (const auto& [name, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
-                                  std::pair{"eos_token", "tokenizer.ggml.eos_token_id"},
-                                  std::pair{"unk_token", "tokenizer.ggml.unknown_token_id"},
-                                  std::pair{"pad_token", "tokenizer.ggml.padding_token_id"}}) {
-    auto id = reader.get_uint(key);
-    if (id.ok() && *id < tokens->size()) t.set_special_token(name, (*tokens)[*id]);
-  }
-  return t;
+Result<ChatTemplate> load_template(const std::string& path) {
+  FT_ASSIGN_OR_RETURN(std::optional<ChatTemplate> t, load_model_chat_template(path));
+  if (!t) return FT_ERROR(ErrorCode::kNotFound, "{} has no chat template (tokenizer.chat_template)", path);
+  return std::move(*t);
 }
 
 Result<std::string> render(const Options& o) {
-  Result<ChatTemplate> t = ends_with(o.model, ".gguf") ? load_gguf_template(o.model) : ChatTemplate::load(o.model);
+  Result<ChatTemplate> t = load_template(o.model);
   if (!t.ok()) return t.status();
   return t->render(o.render);
 }

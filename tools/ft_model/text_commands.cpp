@@ -8,13 +8,10 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "runtime/engine/model_text.h"
 #include "runtime/text/tokenizer.h"
 #include "tools/common/cli_args.h"
 
-#if __has_include("runtime/model/gguf_reader.h")
-#include "runtime/model/gguf_reader.h"
-#define FT_TEXT_HAVE_GGUF 1
-#endif
 #if __has_include("tools/ft_model/template_command.h")
 #include "tools/ft_model/template_command.h"
 #define FT_TEXT_HAVE_TEMPLATE 1
@@ -66,61 +63,7 @@ Result<TextArgs> parse_args(int argc, char** argv) {
   return args;
 }
 
-bool ends_with_gguf(const std::string& path) {
-  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".gguf") == 0;
-}
-
-#ifdef FT_TEXT_HAVE_GGUF
-// The tokenizer.ggml.* keys, as llama.cpp's converter writes them.
-Result<TokenizerSpec> spec_from_gguf(const GgufReader& reader) {
-  TokenizerSpec spec;
-  FT_ASSIGN_OR_RETURN(spec.model, reader.get_string("tokenizer.ggml.model"));
-  if (reader.find("tokenizer.ggml.pre")) {
-    FT_ASSIGN_OR_RETURN(spec.pre, reader.get_string("tokenizer.ggml.pre"));
-  }
-  FT_ASSIGN_OR_RETURN(spec.tokens, reader.get_strings("tokenizer.ggml.tokens"));
-  if (reader.find("tokenizer.ggml.merges")) {
-    FT_ASSIGN_OR_RETURN(spec.merges, reader.get_strings("tokenizer.ggml.merges"));
-  }
-  if (reader.find("tokenizer.ggml.token_type")) {
-    FT_ASSIGN_OR_RETURN(const GgufArray* types, reader.get_array("tokenizer.ggml.token_type"));
-    const std::vector<int32_t>* values = types->as<int32_t>();
-    if (values == nullptr) return FT_ERROR(ErrorCode::kCorrupt, "tokenizer.ggml.token_type is not an int32 array");
-    spec.token_types = *values;
-  }
-  auto optional_id = [&](const char* key, int32_t& out) -> Status {
-    if (!reader.find(key)) return Status::ok_status();
-    FT_ASSIGN_OR_RETURN(int64_t id, reader.get_int(key));
-    out = static_cast<int32_t>(id);
-    return Status::ok_status();
-  };
-  FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.bos_token_id", spec.bos_id));
-  FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.eos_token_id", spec.eos_id));
-  FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.padding_token_id", spec.pad_id));
-  if (reader.find("tokenizer.ggml.add_bos_token")) {
-    FT_ASSIGN_OR_RETURN(spec.add_bos, reader.get_bool("tokenizer.ggml.add_bos_token"));
-  }
-  if (reader.find("tokenizer.ggml.add_eos_token")) {
-    FT_ASSIGN_OR_RETURN(spec.add_eos, reader.get_bool("tokenizer.ggml.add_eos_token"));
-  }
-  return spec;
-}
-#endif
-
-Result<Tokenizer> load_tokenizer(const std::string& path) {
-  if (!ends_with_gguf(path)) return Tokenizer::from_hf_path(path);
-#ifdef FT_TEXT_HAVE_GGUF
-  FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
-  Result<TokenizerSpec> spec = spec_from_gguf(reader);
-  if (!spec.ok()) {
-    Status status = spec.status();
-    return status.with_context(fmt::format("reading the tokenizer of {}", path));
-  }
-  return Tokenizer::from_spec(*spec);
-#else
-  return FT_ERROR(ErrorCode::kUnsupported, "{}: this ft-model was built without the GGUF reader", path);
-#endif
-}
+Result<Tokenizer> load_tokenizer(const std::string& path) { return load_model_tokenizer(path); }
 
 int fail(const char* command, const Status& status) {
   std::fprintf(stderr, "ft-model %s: %s\n", command, status.to_string().c_str());
