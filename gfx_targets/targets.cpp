@@ -39,6 +39,20 @@ constexpr GemmTile kCdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .war
 static_assert(valid(kNvidiaGemm) && valid(kHopperGemm) && valid(kRdnaGemm) && valid(kCdnaGemm));
 static_assert(valid(kDefaultTiles.rope) && valid(kDefaultTiles.attn));
 
+constexpr Tiles with_gemv(Tiles t, GemvTile g) {
+  t.gemv = g;
+  return t;
+}
+// GEMV tiles (decode): 4 waves split K; 4 rows per block at m <= 2, 2 at
+// m >= 4. gfx1150 (1024 VGPRs per SIMD): chosen for >= 8 waves per SIMD,
+// i.e. <= 128 VGPRs, in every bucket (the m = 8 quantized kernels are the
+// largest); `ft-jit inspect --arch gfx1150 --kernel gemv` shows it. H200:
+// a 4096-row weight is 1024 blocks, ~31 warps per SM.
+constexpr GemvTile kNvidiaGemv{.block_threads = 128, .rows = 4, .rows_wide_m = 2};
+constexpr GemvTile kRdnaGemv{.block_threads = 128, .rows = 4, .rows_wide_m = 2};
+constexpr GemvTile kCdnaGemv{.block_threads = 256, .rows = 4, .rows_wide_m = 2};
+static_assert(valid(kNvidiaGemv) && valid(kRdnaGemv) && valid(kCdnaGemv));
+
 constexpr uint32_t kRdna3Dots = kDotSudot4 | kDotF32F16 | kDotF32Bf16;
 constexpr uint32_t kCdnaDots = kDotSdot4 | kDotF32F16;
 
@@ -54,7 +68,7 @@ constexpr TargetFacts rdna(std::string_view name, std::string_view products, std
       .vgpr_granule = vgprs == 1536 ? 24 : 16, .max_vgprs_per_wave = 256,
       .lds_bytes_per_block = 64 * 1024, .lds_bytes_per_cu = 128 * 1024,
       .matrix_core = mma, .fp8 = fp8, .dot_ops = kRdna3Dots,
-      .has_xnack = false, .has_sramecc = false, .tiles = with_gemm(kDefaultTiles, kRdnaGemm)};
+      .has_xnack = false, .has_sramecc = false, .tiles = with_gemv(with_gemm(kDefaultTiles, kRdnaGemm), kRdnaGemv)};
 }
 
 // CDNA: wave64 only; 512 unified VGPR+AGPR per lane per SIMD, granule 8,
@@ -68,7 +82,7 @@ constexpr TargetFacts cdna(std::string_view name, std::string_view products, std
       .vgpr_granule = 8, .max_vgprs_per_wave = 512,
       .lds_bytes_per_block = lds_bytes, .lds_bytes_per_cu = lds_bytes,
       .matrix_core = MatrixCore::kMfma, .fp8 = fp8, .dot_ops = kCdnaDots,
-      .has_xnack = true, .has_sramecc = true, .tiles = with_gemm(kDefaultTiles, kCdnaGemm)};
+      .has_xnack = true, .has_sramecc = true, .tiles = with_gemv(with_gemm(kDefaultTiles, kCdnaGemm), kCdnaGemv)};
 }
 
 // NVIDIA: 65536 registers per SM (2048 per lane of a warp), allocated per warp
@@ -83,7 +97,7 @@ constexpr TargetFacts nvidia(std::string_view name, std::string_view compile_arc
       .vgpr_granule = 8, .max_vgprs_per_wave = 255,
       .lds_bytes_per_block = smem_block, .lds_bytes_per_cu = smem_sm,
       .matrix_core = mma, .fp8 = fp8, .dot_ops = kDotDp4a,
-      .has_xnack = false, .has_sramecc = false, .tiles = with_gemm(kDefaultTiles, mma == MatrixCore::kWgmma ? kHopperGemm : kNvidiaGemm)};
+      .has_xnack = false, .has_sramecc = false, .tiles = with_gemv(with_gemm(kDefaultTiles, mma == MatrixCore::kWgmma ? kHopperGemm : kNvidiaGemm), kNvidiaGemv)};
 }
 
 constexpr std::array kTargets = {

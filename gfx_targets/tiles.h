@@ -18,6 +18,16 @@ struct ActTile {
   int vectors_per_thread;  // loads in flight per thread, to cover memory latency
 };
 
+// Decode GEMV (kernel_src/gemv.hip): a block of block_threads / wave_size
+// waves owns `rows` rows of W and splits K between its waves. The rows share
+// each x load and x quantization; registers grow with rows x m, so the
+// m = 4 and 8 buckets use rows_wide_m.
+struct GemvTile {
+  int block_threads;
+  int rows;         // m = 1 and 2
+  int rows_wide_m;  // m = 4 and 8
+};
+
 // RoPE + q/k norm + KV write (kernel_src/rope.hip): 32 lanes per head.
 struct RopeTile {
   int heads_per_block;  // block = 32 * heads_per_block threads
@@ -57,6 +67,7 @@ struct Tiles {
   RopeTile rope;
   AttnTile attn;
   GemmTile gemm;
+  GemvTile gemv;
 };
 
 constexpr bool valid(const NormTile& t) {
@@ -75,6 +86,13 @@ constexpr bool valid(const AttnTile& t) {
          t.decode_partition % 16 == 0 && t.decode_partition <= 1024 && t.prefill_split >= 1 &&
          t.prefill_split <= 8 && (t.prefill_split & (t.prefill_split - 1)) == 0 &&
          t.prefill_rows * t.prefill_split <= 1024 && t.prefill_keys >= 8 && t.prefill_keys <= 64;
+}
+
+constexpr bool valid(const GemvTile& t) {
+  // The final sum takes one thread per output: rows * 8 <= block_threads.
+  return t.block_threads >= 64 && t.block_threads <= 1024 && t.block_threads % 64 == 0 && t.rows >= 1 &&
+         t.rows <= 8 && t.rows_wide_m >= 1 && t.rows_wide_m <= 8 && t.rows * 2 <= t.block_threads &&
+         t.rows_wide_m * 8 <= t.block_threads;
 }
 
 constexpr bool valid(const GemmTile& t) {

@@ -166,6 +166,59 @@ KernelSpec gemm_dequant_spec(const TargetFacts&, DType dtype, GgmlType type) {
 
 std::vector<int> catalog_gemm_k_sizes() { return {4096, 12288, 14336}; }
 
+namespace {
+
+// The device-side weight type of a gemv instantiation and its name in kernel names.
+struct GemvWeight {
+  GgmlType type;
+  const char* name;
+  const char* device_type;  // template argument of gemv_dense / gemv_quant
+  bool quantized;
+};
+constexpr GemvWeight kGemvWeights[] = {
+    {GgmlType::kF32, "f32", "float", false},          {GgmlType::kF16, "f16", "ft::f16", false},
+    {GgmlType::kBF16, "bf16", "ft::bf16", false},     {GgmlType::kQ8_0, "q8_0", "ft::QuantQ8_0", true},
+    {GgmlType::kQ4_0, "q4_0", "ft::QuantQ4_0", true}, {GgmlType::kQ4_K, "q4_k", "ft::QuantQ4_K", true},
+    {GgmlType::kQ5_K, "q5_k", "ft::QuantQ5_K", true}, {GgmlType::kQ6_K, "q6_k", "ft::QuantQ6_K", true},
+};
+
+const GemvWeight* find_gemv_weight(GgmlType t) {
+  for (const auto& w : kGemvWeights)
+    if (w.type == t) return &w;
+  return nullptr;
+}
+
+}  // namespace
+
+bool gemv_supports(GgmlType weight) { return find_gemv_weight(weight) != nullptr; }
+
+int gemv_m_bucket(int m) { return m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8; }
+
+int gemv_rows_per_block(const TargetFacts& target, int m_bucket) {
+  return m_bucket <= 2 ? target.tiles.gemv.rows : target.tiles.gemv.rows_wide_m;
+}
+
+KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket) {
+  const GemvTile& tile = target.tiles.gemv;
+  const GemvWeight* w = find_gemv_weight(weight);
+  if (!w) w = &kGemvWeights[0];  // callers check gemv_supports(); keeps the spec well-formed
+  KernelSpec s;
+  s.name = fmt::format("ft_gemv_{}_{}_k{}_m{}", dtype_name(act), w->name, k, m_bucket);
+  s.family = "gemv";
+  s.function = w->quantized ? "ft::gemv_quant" : "ft::gemv_dense";
+  s.template_args = {std::string(dtype_device_name(act)), w->device_type, std::to_string(m_bucket), std::to_string(k),
+                     std::to_string(tile.block_threads), std::to_string(gemv_rows_per_block(target, m_bucket))};
+  s.args_type = fmt::format("ft::GemvArgs<{}>", dtype_device_name(act));
+  s.block_threads = tile.block_threads;
+  return s;
+}
+
+std::vector<int> catalog_gemv_k_sizes() {
+  // Qwen3-0.6B 1024 / 3072 (o_proj 2048), Llama-3.2-1B 2048 / 8192, Qwen2.5-7B 3584 / 18944,
+  // Llama-3-8B / Qwen3-8B 4096 / 14336 / 12288.
+  return {1024, 2048, 3072, 3584, 4096, 8192, 12288, 14336, 18944};
+}
+
 std::vector<int> catalog_hidden_sizes() {
   // Qwen2.5-0.5B 896, Llama-3.2-1B 2048, Gemma-2-2B 2304, Qwen3-4B 2560, Llama-3.2-3B 3072,
   // Qwen2.5-7B 3584, Llama-3-8B / Qwen3-8B 4096, Qwen3-14B 5120, Llama-3-70B 8192; head_dim 64/128
@@ -191,6 +244,19 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
       for (int k : catalog_gemm_k_sizes()) specs.push_back(gemm_spec(target, dt, k));
     for (GgmlType w : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
       if (dt != DType::kF32) specs.push_back(gemm_dequant_spec(target, dt, w));
+  }
+  // GEMV, kept modest because CI warms the whole catalog for four targets:
+  // bf16 activations at m = 1 (decode batch 1) with every GGUF type ft ships
+  // and bf16, at m <= 8 for bf16 / Q8_0 / Q4_K; f16 activations at m = 1 for
+  // f16 and the common GGUF types. Other buckets and K compile on first use.
+  for (int k : catalog_gemv_k_sizes()) {
+    for (GgmlType w : {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                       GgmlType::kQ6_K})
+      specs.push_back(gemv_spec(target, DType::kBF16, w, k, 1));
+    for (GgmlType w : {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K})
+      specs.push_back(gemv_spec(target, DType::kBF16, w, k, 8));
+    for (GgmlType w : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
+      specs.push_back(gemv_spec(target, DType::kF16, w, k, 1));
   }
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {

@@ -60,6 +60,18 @@ bool gemm_dequant_supported(GgmlType type);
 // Qwen3 intermediate 12288 and 14336) that the catalog prebuilds.
 std::vector<int> catalog_gemm_k_sizes();
 
+// Decode GEMV y[m, n] = x[m, k] W[n, k]^T for m <= m_bucket (1, 2, 4 or 8),
+// k a template constant, n and m at run time; x and y of `act`, W of `weight`
+// (F32/F16/BF16 or Q8_0/Q4_0/Q4_K/Q5_K/Q6_K). Launch: one block per
+// gemv_rows_per_block() rows, target.tiles.gemv.block_threads threads.
+KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket);
+int gemv_m_bucket(int m);  // 1, 2, 4 or 8 for m in 1..8
+int gemv_rows_per_block(const TargetFacts& target, int m_bucket);
+bool gemv_supports(GgmlType weight);
+// K dimensions of the catalog models' projections (hidden, intermediate and
+// attention-output widths of Llama-3-8B, Qwen3-8B, Qwen2.5-7B, Llama-3.2-1B, Qwen3-0.6B).
+std::vector<int> catalog_gemv_k_sizes();
+
 // Row widths of the dense Llama / Qwen2 / Qwen3 / Mistral / Gemma families.
 std::vector<int> catalog_hidden_sizes();
 std::vector<int> catalog_intermediate_sizes();

@@ -3,9 +3,14 @@
 #include <cstring>
 #include <vector>
 
+#include "jit/catalog.h"
+#include "runtime/ops/gemm.h"
+
 namespace ft {
 
 namespace {
+
+constexpr int kMaxGemvRows = 8;  // the largest GEMV bucket; more rows go to the GEMM
 
 Status check_weight(const char* op, const WeightView& w) {
   if (w.n <= 0 || w.k <= 0) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: weight shape [{}, {}]", op, w.n, w.k);
@@ -17,6 +22,38 @@ Status check_weight(const char* op, const WeightView& w) {
     return FT_ERROR(ErrorCode::kInvalidArgument, "{}: weight buffer of {} bytes is too small for [{}, {}] {}", op,
                     w.data.bytes, w.n, w.k, ggml_type_name(w.type));
   return Status();
+}
+
+// The decode path: m <= 8 rows on the GEMV kernels (kernel_src/gemv.hip).
+Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+                   DeviceBuffer bias) {
+  if (!gemv_supports(w.type))
+    return FT_ERROR(ErrorCode::kUnsupported, "matmul: no GEMV kernel for {} weights", ggml_type_name(w.type));
+  const size_t es = dtype_size(act);
+  // Dense rows are read in 16-byte vectors and x in the matching number of
+  // elements; quantized rows in whole blocks (checked by check_weight).
+  const bool dense = w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16;
+  const int per_vec = dense ? 16 / static_cast<int>(ggml_traits(w.type).bytes_per_block) : 1;
+  if (w.k % per_vec != 0)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: k = {} must be a multiple of {} for {} weights", w.k, per_vec,
+                    ggml_type_name(w.type));
+  if (w.data.ptr % 16 != 0 || x.ptr % 16 != 0 || (static_cast<size_t>(w.k) * es) % 16 != 0)
+    return FT_ERROR(ErrorCode::kInvalidArgument,
+                    "matmul: weight and x must be 16-byte aligned with 16-byte aligned rows (k = {}, {})", w.k,
+                    dtype_name(act));
+  const TargetFacts& t = ctx.facts();
+  const int bucket = gemv_m_bucket(m);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket)));
+  // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
+  struct {
+    uint64_t x, w, y, bias;
+    int n, m;
+  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m};
+  const int rows_per_block = gemv_rows_per_block(t, bucket);
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>((w.n + rows_per_block - 1) / rows_per_block);
+  dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
+  return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 
 }  // namespace
@@ -67,7 +104,8 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
     return matmul_reference(w.type, host_ptr<const uint8_t>(w.data), w.n, w.k, host_ptr<const float>(x), m,
                             host_ptr<float>(y), bias.ptr ? host_ptr<const float>(bias) : nullptr);
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "matmul: no GPU kernel for {} weights yet", ggml_type_name(w.type));
+  if (m > kMaxGemvRows) return gemm(ctx, act, w, x, m, y, bias);
+  return launch_gemv(ctx, act, w, x, m, y, bias);
 }
 
 }  // namespace ft

@@ -21,6 +21,7 @@ const Family kFamilies[] = {
     {"embedding", check_embedding},
     {"sampling", check_sampling},
     {"gemm", check_gemm},
+    {"matmul", check_matmul},
     {"attention", check_attention},
 };
 

@@ -32,6 +32,7 @@ std::vector<CheckCase> check_norm_act(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_embedding(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_sampling(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng);
+std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_attention(OpContext& ctx, std::mt19937& rng);
 
 }  // namespace ft::gpu

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every GPU check and benchmark in one go on a machine with an NVIDIA GPU.
 # Usage: tests/gpu/run_on_gpu.sh BIN_DIR
-# BIN_DIR holds op_check, ops_bench, gemm_bench, ft-compile-worker (built on the CPU
+# BIN_DIR holds op_check, ops_bench, gemm_bench, gemv_bench, ft-compile-worker (built on the CPU
 # machine; they dlopen libcuda and libnvrtc, so no CUDA toolkit is needed here).
 set -uo pipefail
 bin="${1:?usage: run_on_gpu.sh BIN_DIR}"
@@ -22,4 +22,7 @@ python3 "$here/bench/gemm_torch.py" --out /tmp/ft_gemm_torch.txt || status=1
 echo "== attention (paged decode / prefill and RoPE vs device copy; SDPA peer in the same run)"
 "$bin/attention_bench" || status=1
 python3 "$here/bench/attention_torch.py" || status=1
+echo "== gemv (decode matmul vs device copy; torch bf16 F.linear peer in the same run)"
+"$bin/gemv_bench" || status=1
+python3 "$here/bench/gemv_torch.py" || status=1
 exit $status

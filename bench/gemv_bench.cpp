@@ -1,0 +1,133 @@
+// gemv_bench: the decode matmul (matmul() at m <= 8, the GEMV kernels) on an
+// NVIDIA GPU against the device's copy bandwidth, measured in the same run.
+// The torch peer (bf16 F.linear at the same shapes) is bench/gemv_torch.py.
+//
+// Shapes are an 8B model's projections (N = out features, K = in features):
+// gate/up 12288 x 4096, q/o 4096 x 4096, down 4096 x 12288, lm_head
+// 151936 x 4096. Bytes counted = weight bytes (as stored: bf16, or GGUF
+// blocks with their scales) + x + y. Every timed run reads another copy of
+// the weight until the copies exceed 4 x L2, so nothing is served from L2.
+// A 2 GiB device copy is queued before each timing so the launches queue up
+// behind it and the kernels run back to back (a 2 us kernel would otherwise
+// be timed at the host's launch rate).
+#include <cstdio>
+#include <random>
+
+#include "runtime/model/quantize.h"
+#include "runtime/ops/matmul.h"
+#include "tests/gpu/device_data.h"
+
+namespace ft {
+namespace {
+
+constexpr int kRepeats = 100;
+constexpr size_t kRotateBytes = 256ull << 20;  // > 4 x the H200's 60 MB L2
+
+struct Row {
+  std::string name;
+  double bytes, ms;
+};
+
+// GGUF bytes of an [n, k] weight: 64 random rows encoded once, then tiled.
+Result<std::vector<uint8_t>> weight_bytes(GgmlType type, int n, int k, std::mt19937& rng) {
+  const uint64_t row_bytes = *ggml_bytes(type, k);
+  constexpr int kPool = 64;
+  std::vector<uint8_t> pool(row_bytes * kPool);
+  std::normal_distribution<float> dist(0.0f, 0.05f);
+  std::vector<float> row(k);
+  for (int j = 0; j < kPool; ++j) {
+    for (auto& v : row) v = dist(rng);
+    FT_RETURN_IF_ERROR(encode_row(type, row.data(), k, {pool.data() + row_bytes * j, row_bytes}));
+  }
+  std::vector<uint8_t> out(row_bytes * n);
+  for (int j = 0; j < n; ++j) std::memcpy(out.data() + row_bytes * j, pool.data() + row_bytes * (j % kPool), row_bytes);
+  return out;
+}
+
+int run() {
+  auto backend = open_cuda_backend(0);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "gemv_bench: %s\n", backend.status().to_string().c_str());
+    return 2;
+  }
+  Backend& b = **backend;
+  auto target = parse_target_id(b.info().arch);
+  auto cache = CodeObjectCache::open(CacheOptions{});
+  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
+  if (!target.ok() || !jit.ok()) return 2;
+  OpContext ctx(&b, jit->get(), *target);
+  std::mt19937 rng(1234);
+  const DType dt = DType::kBF16;
+
+  const size_t busy_bytes = 2ull << 30;
+  auto busy_src = b.alloc(busy_bytes), busy_dst = b.alloc(busy_bytes);
+  if (!busy_src.ok() || !busy_dst.ok()) return 2;
+  auto copy_ms = b.time_ms([&] { return b.copy_on_device(*busy_dst, *busy_src, busy_bytes); }, 5);
+  if (!copy_ms.ok()) return 2;
+  const double copy_gbs = 2.0 * busy_bytes / (*copy_ms * 1e-3) / 1e9;
+
+  std::vector<Row> rows;
+  auto measure = [&](const std::string& name, double bytes, const std::function<Status()>& fn) {
+    for (int i = 0; i < 3; ++i)
+      if (Status s = fn(); !s.ok()) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
+        return;
+      }
+    (void)b.copy_on_device(*busy_dst, *busy_src, busy_bytes);
+    auto ms = b.time_ms(fn, kRepeats);
+    if (ms.ok()) rows.push_back({name, bytes, *ms});
+  };
+
+  const std::pair<int, int> kShapes[] = {{12288, 4096}, {4096, 4096}, {4096, 12288}, {151936, 4096}};
+  const GgmlType kTypes[] = {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ4_0, GgmlType::kQ5_K,
+                             GgmlType::kQ6_K};
+  for (auto [n, k] : kShapes) {
+    for (GgmlType type : kTypes) {
+      // The other quant types once, at the square shape.
+      const bool main_type = type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K;
+      if (!main_type && !(n == 4096 && k == 4096)) continue;
+      auto host = weight_bytes(type, n, k, rng);
+      if (!host.ok()) return 2;
+      const size_t wbytes = host->size();
+      const int copies = static_cast<int>(std::max<size_t>(1, (kRotateBytes + wbytes - 1) / wbytes));
+      std::vector<DeviceBuffer> w(copies);
+      bool ok = true;
+      for (auto& buf : w) {
+        auto a = b.alloc(wbytes);
+        ok = ok && a.ok() && b.copy_to_device(*a, host->data(), wbytes).ok();
+        if (a.ok()) buf = *a;
+      }
+      for (int m : {1, 8}) {
+        if (m == 8 && !(n == 4096 && k == 4096)) continue;
+        auto x = gpu::upload(b, gpu::random_values(static_cast<size_t>(m) * k, dt, rng), dt);
+        auto y = b.alloc(static_cast<size_t>(m) * n * 2);
+        if (!ok || !x.ok() || !y.ok()) return 2;
+        int next = 0;
+        measure(fmt::format("{} m={} {}x{}", ggml_type_name(type), m, n, k),
+                static_cast<double>(wbytes) + 2.0 * m * (k + n), [&] {
+                  WeightView view{type, n, k, w[next]};
+                  next = (next + 1) % copies;
+                  return matmul(ctx, dt, view, *x, m, *y);
+                });
+        b.free(*x);
+        b.free(*y);
+      }
+      for (auto buf : w) b.free(buf);
+    }
+  }
+
+  std::printf("gemv_bench on %s (%s), bf16 activations; device copy %.0f GB/s (read + write)\n",
+              b.info().name.c_str(), b.info().arch.c_str(), copy_gbs);
+  std::printf("%-28s %10s %10s %9s %8s\n", "matmul (weight m NxK)", "MB moved", "us", "GB/s", "of copy");
+  for (const auto& r : rows) {
+    double gbs = r.bytes / (r.ms * 1e-3) / 1e9;
+    std::printf("%-28s %10.1f %10.2f %9.0f %7.0f%%\n", r.name.c_str(), r.bytes / 1e6, r.ms * 1e3, gbs,
+                100.0 * gbs / copy_gbs);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ft
+
+int main() { return ft::run(); }

@@ -1,0 +1,403 @@
+// GEMV (decode matmul): y[m, n] = x[m, K] * W[n, K]^T (+ bias[n]) for a few
+// rows of x (m <= kM <= 8). A block owns kRows consecutive rows of W; its
+// waves split K (wave w takes steps w, w + waves, ...) with every lane on its
+// own slice, and the partial sums meet in LDS. The kM rows of x are processed
+// together so every weight byte is read from memory once per launch.
+// grid = ceil(n / kRows). Splitting K over the block rather than giving each
+// wave its own rows keeps a 4096-row weight at ~30 warps per H200 SM instead
+// of ~8 (it is latency that limits a 2-10 us kernel, not issue).
+//
+// Memory-bound: at m = 1 a 4096 x 4096 bf16 weight is 32 MiB against 16 KiB
+// of x and 8 KiB of y, so what matters is bytes in flight and wide coalesced
+// loads of W. x is re-read by every wave; it stays in L1/L2.
+//
+// Dense weights (F32/F16/BF16): 16-byte loads of W, fp32 FMA (an fp path is
+// all there is to do: one FMA per weight per x row).
+//
+// GGUF blocks (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): the integer dot path for every
+// type. Each lane handles a fixed part of a block (QuantXxx::elem says which
+// elements); it quantizes the x elements of that part to int8 with one scale
+// (amax / 127, like llama.cpp's q8_1 activations but per lane part, so no
+// workspace, no second launch and no cross-lane step is needed), unpacks the
+// weights to signed int8 x 4 and accumulates with 4-way int8 dot products:
+// dp4a on NVIDIA, v_dot4_i32_iu8 (sudot4) on gfx11/gfx12, v_dot4_i32_i8
+// (sdot4) on gfx9, chosen by the FT_HAS_* macros the JIT sets from the
+// target's dot flags. Scales stay integer until one conversion per block
+// part. Why integer: an fp path costs ~3 ops per weight per x row (extract,
+// convert, FMA); the dot path ~1 op per 4 weights plus the x quantization,
+// which is shared by the kRows rows of the wave.
+// The x quantization costs accuracy (int8, scale per 8..32 elements: 4e-3 to
+// 6e-3 relative L2 on random data on the H200); f32 activations see the same.
+#include "ft_device.h"
+
+namespace ft {
+
+template <typename T>
+struct GemvArgs {
+  const T* x;       // [m, K]
+  const ft_u8* w;   // [n] rows of K elements in the weight format
+  T* y;             // [m, n]
+  const T* bias;    // [n] or null
+  int n;
+  int m;            // rows of x, 1..kM
+};
+
+// ---- Helpers -----------------------------------------------------------------
+FT_DEVICE int dot4_i8(int a, int b, int c) {
+#if defined(FT_NVIDIA)
+  int r;
+  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
+  return r;
+#elif defined(FT_HAS_SUDOT4)
+  return __builtin_amdgcn_sudot4(true, a, true, b, c, false);
+#elif defined(FT_HAS_SDOT4)
+  return __builtin_amdgcn_sdot4(a, b, c, false);
+#else
+#pragma unroll
+  for (int i = 0; i < 32; i += 8)
+    c += static_cast<int>(static_cast<signed char>(a >> i)) * static_cast<int>(static_cast<signed char>(b >> i));
+  return c;
+#endif
+}
+
+FT_DEVICE float abs_max(float m, float v) {
+#if defined(FT_AMD)
+  return __builtin_fmaxf(m, __builtin_fabsf(v));
+#else
+  return fmaxf(m, fabsf(v));
+#endif
+}
+
+FT_DEVICE ft_u32 load_u16(const ft_u8* p) { return *reinterpret_cast<const ft_u16*>(p); }
+// A 32-bit word at a 2-byte aligned address (Q8_0, Q4_0 and Q6_K blocks are 34,
+// 18 and 210 bytes, so their fields are only 2-byte aligned).
+FT_DEVICE int load_i32_a2(const ft_u8* p) {
+  const ft_u16* q = reinterpret_cast<const ft_u16*>(p);
+  return static_cast<int>(static_cast<ft_u32>(q[0]) | (static_cast<ft_u32>(q[1]) << 16));
+}
+FT_DEVICE float half_bits_to_float(ft_u32 bits) { return to_float(f16{static_cast<ft_u16>(bits)}); }
+
+// v + 1.5 * 2^23 rounds v to the nearest integer into the low mantissa bits;
+// for |v| <= 127 the low byte is that integer as two's-complement int8.
+FT_DEVICE ft_u32 round_i8(float v) { return float_bits(v + 12582912.0f) & 0xFFu; }
+FT_DEVICE int pack_i8x4(float a, float b, float c, float d) {
+  return static_cast<int>(round_i8(a) | (round_i8(b) << 8) | (round_i8(c) << 16) | (round_i8(d) << 24));
+}
+
+// Per byte: v in [0, 15] -> v - 8 and v in [0, 63] -> v - 32 as int8 (no
+// carry crosses a byte: the sums stay below 0x100).
+FT_DEVICE int minus8_i8x4(ft_u32 v) { return static_cast<int>((v + 0x78787878u) ^ 0x80808080u); }
+FT_DEVICE int minus32_i8x4(ft_u32 v) { return static_cast<int>((v + 0x60606060u) ^ 0x80808080u); }
+
+constexpr int kOnes = 0x01010101;
+
+// ---- Quant traits ------------------------------------------------------------
+// kParts lanes share one block; part p covers kInts runs of 4 consecutive
+// elements starting at elem(p, i). load() reads the part's weights as signed
+// int8 x 4 (plus scales); x_sums() computes what dot() needs of x alone
+// (the K-quants' per-sub-block sums for the mins), once per x row rather
+// than once per weight row; dot() returns sum(w * xq) for the part in units
+// of the x scale.
+
+// Q8_0 {f16 d; i8 qs[32]}: 4 lanes x 8 elements.
+struct QuantQ8_0 {
+  static constexpr int kElems = 32, kBytes = 34, kParts = 4, kInts = 2;
+  static FT_DEVICE int elem(int p, int i) { return 8 * p + 4 * i; }
+  struct Regs {
+    int q[2];
+    float d;
+  };
+  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+    r.d = half_bits_to_float(load_u16(b));
+    r.q[0] = load_i32_a2(b + 2 + 8 * p);
+    r.q[1] = load_i32_a2(b + 6 + 8 * p);
+  }
+  static FT_DEVICE void x_sums(const int*, int*) {}
+  static FT_DEVICE float dot(const Regs& r, const int* x, const int*) {
+    return r.d * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
+  }
+};
+
+// Q4_0 {f16 d; u8 qs[16]}: 4 lanes; part p takes qs[4p..4p+3], whose low
+// nibbles are elements 4p.. and high nibbles elements 16 + 4p...
+struct QuantQ4_0 {
+  static constexpr int kElems = 32, kBytes = 18, kParts = 4, kInts = 2;
+  static FT_DEVICE int elem(int p, int i) { return 4 * p + 16 * i; }
+  struct Regs {
+    int q[2];
+    float d;
+  };
+  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+    r.d = half_bits_to_float(load_u16(b));
+    const ft_u32 v = static_cast<ft_u32>(load_i32_a2(b + 2 + 4 * p));
+    r.q[0] = minus8_i8x4(v & 0x0F0F0F0Fu);
+    r.q[1] = minus8_i8x4((v >> 4) & 0x0F0F0F0Fu);
+  }
+  static FT_DEVICE void x_sums(const int*, int*) {}
+  static FT_DEVICE float dot(const Regs& r, const int* x, const int*) {
+    return r.d * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
+  }
+};
+
+// Shared by Q4_K and Q5_K: 8 lanes per 256-element block; part p covers group
+// g = p / 2 (64 elements: sub-blocks 2g and 2g + 1) at bytes l0 = 16 (p % 2)
+// of the group's 32 quant bytes: ints 0..3 are low nibbles (sub-block 2g),
+// ints 4..7 high nibbles (sub-block 2g + 1). 16-byte loads (blocks are 144
+// and 176 bytes, 16-byte aligned).
+struct KQuantRegs {
+  int q[8];
+  int sc[2], mn[2];
+  float d, dmin;
+};
+FT_DEVICE int k_quant_elem(int p, int i) { return 64 * (p >> 1) + 16 * (p & 1) + 4 * (i & 3) + 32 * (i >> 2); }
+FT_DEVICE void k_quant_scales(const ft_u8* b, int p, KQuantRegs& r) {
+  const ft_u32 dd = *reinterpret_cast<const ft_u32*>(b);
+  r.d = half_bits_to_float(dd & 0xFFFFu);
+  r.dmin = half_bits_to_float(dd >> 16);
+  const int g = p >> 1;
+  // Sub-blocks 2g and 2g + 1 (g < 2: the low 6 bits of bytes 2g.. and
+  // 2g + 4..; g >= 2: nibbles of bytes 2g + 4.. and the top bits of 2g - 4..).
+  const ft_u32 s0 = *reinterpret_cast<const ft_u32*>(b + 4), s1 = *reinterpret_cast<const ft_u32*>(b + 8),
+               s2 = *reinterpret_cast<const ft_u32*>(b + 12);
+  const int sh = 16 * (g & 1);
+  if (g < 2) {
+    r.sc[0] = (s0 >> sh) & 63, r.sc[1] = (s0 >> (sh + 8)) & 63;
+    r.mn[0] = (s1 >> sh) & 63, r.mn[1] = (s1 >> (sh + 8)) & 63;
+  } else {
+    const ft_u32 lo = s2 >> sh, hi_sc = s0 >> sh, hi_mn = s1 >> sh;
+    r.sc[0] = (lo & 0x0F) | (((hi_sc >> 6) & 3) << 4), r.sc[1] = ((lo >> 8) & 0x0F) | (((hi_sc >> 14) & 3) << 4);
+    r.mn[0] = ((lo >> 4) & 0x0F) | (((hi_mn >> 6) & 3) << 4), r.mn[1] = ((lo >> 12) & 0x0F) | (((hi_mn >> 14) & 3) << 4);
+  }
+}
+FT_DEVICE void k_quant_x_sums(const int* x, int* xs) {
+  xs[0] = xs[1] = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    xs[0] = dot4_i8(kOnes, x[i], xs[0]);
+    xs[1] = dot4_i8(kOnes, x[4 + i], xs[1]);
+  }
+}
+FT_DEVICE float k_quant_dot(const KQuantRegs& r, const int* x, const int* xs) {
+  int s0 = 0, s1 = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    s0 = dot4_i8(r.q[i], x[i], s0);
+    s1 = dot4_i8(r.q[4 + i], x[4 + i], s1);
+  }
+  return r.d * static_cast<float>(s0 * r.sc[0] + s1 * r.sc[1]) -
+         r.dmin * static_cast<float>(xs[0] * r.mn[0] + xs[1] * r.mn[1]);
+}
+
+// Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}
+struct QuantQ4_K {
+  static constexpr int kElems = 256, kBytes = 144, kParts = 8, kInts = 8;
+  static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
+  using Regs = KQuantRegs;
+  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+    k_quant_scales(b, p, r);
+    const Vec<ft_u32, 16> qs = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 16 + 32 * (p >> 1) + 16 * (p & 1)));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      r.q[i] = static_cast<int>(qs.v[i] & 0x0F0F0F0Fu);
+      r.q[4 + i] = static_cast<int>((qs.v[i] >> 4) & 0x0F0F0F0Fu);
+    }
+  }
+  static FT_DEVICE void x_sums(const int* x, int* xs) { k_quant_x_sums(x, xs); }
+  static FT_DEVICE float dot(const Regs& r, const int* x, const int* xs) { return k_quant_dot(r, x, xs); }
+};
+
+// Q5_K {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: bit 2g of
+// qh[l] is the fifth bit of the low-nibble element, bit 2g + 1 of the high one.
+struct QuantQ5_K {
+  static constexpr int kElems = 256, kBytes = 176, kParts = 8, kInts = 8;
+  static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
+  using Regs = KQuantRegs;
+  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+    k_quant_scales(b, p, r);
+    const int g = p >> 1;
+    const Vec<ft_u32, 16> qh = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 16 + 16 * (p & 1)));
+    const Vec<ft_u32, 16> qs = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 48 + 32 * g + 16 * (p & 1)));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      r.q[i] = static_cast<int>((qs.v[i] & 0x0F0F0F0Fu) | (((qh.v[i] >> (2 * g)) & 0x01010101u) << 4));
+      r.q[4 + i] = static_cast<int>(((qs.v[i] >> 4) & 0x0F0F0F0Fu) | (((qh.v[i] >> (2 * g + 1)) & 0x01010101u) << 4));
+    }
+  }
+  static FT_DEVICE void x_sums(const int* x, int* xs) { k_quant_x_sums(x, xs); }
+  static FT_DEVICE float dot(const Regs& r, const int* x, const int* xs) { return k_quant_dot(r, x, xs); }
+};
+
+// Q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: 16 lanes per block;
+// part p covers half h = p / 8 (128 elements) at l0 = 4 (p % 8): int i is
+// elements 128h + 32i + l0.. with scale scales[8h + 2i + l0 / 16].
+struct QuantQ6_K {
+  static constexpr int kElems = 256, kBytes = 210, kParts = 16, kInts = 4;
+  static FT_DEVICE int elem(int p, int i) { return 128 * (p >> 3) + 32 * i + 4 * (p & 7); }
+  struct Regs {
+    int q[4];
+    int sc[4];
+    float d;
+  };
+  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+    const int h = p >> 3, l0 = 4 * (p & 7);
+    const ft_u32 ql0 = static_cast<ft_u32>(load_i32_a2(b + 64 * h + l0));
+    const ft_u32 ql1 = static_cast<ft_u32>(load_i32_a2(b + 64 * h + 32 + l0));
+    const ft_u32 qh = static_cast<ft_u32>(load_i32_a2(b + 128 + 32 * h + l0));
+    r.q[0] = minus32_i8x4((ql0 & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u));
+    r.q[1] = minus32_i8x4((ql1 & 0x0F0F0F0Fu) | ((qh << 2) & 0x30303030u));
+    r.q[2] = minus32_i8x4(((ql0 >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u));
+    r.q[3] = minus32_i8x4(((ql1 >> 4) & 0x0F0F0F0Fu) | ((qh >> 2) & 0x30303030u));
+    const signed char* sc = reinterpret_cast<const signed char*>(b + 192 + 8 * h + (l0 >> 4));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r.sc[i] = sc[2 * i];
+    r.d = half_bits_to_float(load_u16(b + 208));
+  }
+  static FT_DEVICE void x_sums(const int*, int*) {}
+  static FT_DEVICE float dot(const Regs& r, const int* x, const int*) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s += r.sc[i] * dot4_i8(r.q[i], x[i], 0);
+    return r.d * static_cast<float>(s);
+  }
+};
+
+// Quantizes the x elements a lane part uses (kInts runs of 4) to int8 with one
+// scale; returns the scale (0 for an all-zero part).
+template <typename T, typename Q>
+FT_DEVICE float quantize_x_part(const T* xb, int p, int* q) {
+  float v[Q::kInts][4];
+  float amax = 0.0f;
+#pragma unroll
+  for (int i = 0; i < Q::kInts; ++i) {
+    const Vec<T, 4 * sizeof(T)> xv = load_vec<T, 4 * sizeof(T)>(xb + Q::elem(p, i));
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      v[i][j] = to_float(xv.v[j]);
+      amax = abs_max(amax, v[i][j]);
+    }
+  }
+  const float inv = amax > 0.0f ? 127.0f * fast_rcp(amax) : 0.0f;
+#pragma unroll
+  for (int i = 0; i < Q::kInts; ++i) q[i] = pack_i8x4(v[i][0] * inv, v[i][1] * inv, v[i][2] * inv, v[i][3] * inv);
+  return amax * (1.0f / 127.0f);
+}
+
+// Sums acc over the block (wave sums, then one LDS slot per wave) and stores
+// the kM x kRows outputs of this block.
+template <typename T, int kM, int kRows, int kWaves>
+FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows]) {
+  constexpr int kOut = kM * kRows;
+  __shared__ float partial[kWaves][kOut];
+#pragma unroll
+  for (int m = 0; m < kM; ++m)
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float v = wave_sum(acc[m][r]);
+      if (lane_id() == 0) partial[wave_id()][m * kRows + r] = v;
+    }
+  sync_threads();
+  const int i = thread_x();
+  if (i >= kOut) return;
+  const int m = i / kRows, row = row0 + i % kRows;
+  if (m >= a.m || row >= a.n) return;
+  float v = a.bias ? to_float(a.bias[row]) : 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWaves; ++w) v += partial[w][i];
+  a.y[static_cast<long long>(m) * a.n + row] = from_float<T>(v);
+}
+
+// ---- Kernels -------------------------------------------------------------------
+// Rows past n and x rows past m are clamped to the last valid one (loads stay
+// in bounds, uniform control flow) and never stored.
+
+template <typename T, typename W, int kM, int kK, int kThreads, int kRows>
+FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(W));  // weights per 16-byte load
+  constexpr int kSpan = FT_WAVE_SIZE * kPer;              // K covered by one wave step
+  constexpr int kSteps = (kK + kSpan - 1) / kSpan;
+  constexpr int kWaves = kThreads / FT_WAVE_SIZE;
+  static_assert(kK % kPer == 0, "K must be a whole number of 16-byte weight vectors");
+  static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
+  const int row0 = block_x() * kRows;
+  if (row0 >= a.n) return;  // uniform over the block
+  const W* w[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    w[r] = reinterpret_cast<const W*>(a.w) + static_cast<long long>(row0 + r < a.n ? row0 + r : a.n - 1) * kK;
+  const T* x[kM];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * kK;
+
+  float acc[kM][kRows] = {};
+#pragma unroll 4
+  for (int s = wave_id(); s < kSteps; s += kWaves) {
+    const int k = s * kSpan + lane_id() * kPer;
+    if (kK % kSpan != 0 && k >= kK) continue;
+    float wf[kRows][kPer];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const Vec<W, 16> v = load_vec<W, 16>(w[r] + k);
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v.v[j]);
+    }
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      const Vec<T, kPer * sizeof(T)> xv = load_vec<T, kPer * sizeof(T)>(x[m] + k);
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const float xf = to_float(xv.v[j]);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) acc[m][r] += xf * wf[r][j];
+      }
+    }
+  }
+  gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
+}
+
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
+FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
+  static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
+  static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
+  constexpr int kBlocks = kK / Q::kElems;
+  constexpr int kPerStep = FT_WAVE_SIZE / Q::kParts;  // blocks per wave step
+  constexpr int kSteps = (kBlocks + kPerStep - 1) / kPerStep;
+  constexpr long long kRowBytes = static_cast<long long>(kBlocks) * Q::kBytes;
+  constexpr int kWaves = kThreads / FT_WAVE_SIZE;
+  static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
+  const int row0 = block_x() * kRows;
+  if (row0 >= a.n) return;  // uniform over the block
+  const int part = lane_id() % Q::kParts;
+  const ft_u8* w[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) w[r] = a.w + (row0 + r < a.n ? row0 + r : a.n - 1) * kRowBytes;
+  const T* x[kM];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * kK;
+
+  float acc[kM][kRows] = {};
+  // No unrolling: a step holds kRows blocks of weights and the x of kM rows
+  // in flight; two steps would double that (spills at kM = 8). Bytes in
+  // flight come from the waves instead.
+#pragma unroll 1
+  for (int s = wave_id(); s < kSteps; s += kWaves) {
+    const int blk = s * kPerStep + lane_id() / Q::kParts;
+    if (kBlocks % kPerStep != 0 && blk >= kBlocks) continue;
+    // Weights first (the long-latency loads), then one x row at a time
+    // against all kRows rows, so only one row of quantized x is live.
+    typename Q::Regs wr[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      int xq[Q::kInts];
+      int xs[2];
+      const float xd = quantize_x_part<T, Q>(x[m] + blk * Q::kElems, part, xq);
+      Q::x_sums(xq, xs);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[m][r] += xd * Q::dot(wr[r], xq, xs);
+    }
+  }
+  gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
+}
+
+}  // namespace ft
