@@ -65,8 +65,12 @@ TEST(FtJitCli, UnknownArchListsKnownTargets) {
   EXPECT_NE(r.output.find("gfx1150"), std::string::npos);
 }
 
-// The whole catalog for the four targets named by the JIT issue, with no
-// spills; a second warm is all cache hits.
+// The whole catalog (344 kernels per target) with no spills, for the APU
+// target users run most (gfx1150) and the GPU where execution is proven
+// (sm_90); a second warm is all cache hits. The other targets compile each
+// kernel family's heaviest kernels in the family tests (tests/ops*), which
+// keeps CI on two cores within reason; `ft-jit warm --arch A` checks a whole
+// catalog by hand.
 class FtJitWarm : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FtJitWarm, WholeCatalogCompilesWithoutSpillsThenHits) {
@@ -100,7 +104,7 @@ TEST_P(FtJitWarm, WholeCatalogCompilesWithoutSpillsThenHits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, FtJitWarm, ::testing::Values("gfx1150", "gfx1100", "gfx942", "sm_90"));
+INSTANTIATE_TEST_SUITE_P(Targets, FtJitWarm, ::testing::Values("gfx1150", "sm_90"));
 
 TEST(FtJitCli, FourProcessesWarmOneCacheAtOnce) {
   ScratchDir dir;
