@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 
+#include "runtime/ops/op_session.h"
 #include "runtime/ops/attention.h"
 #include "runtime/ops/rope.h"
 #include "tests/gpu/device_data.h"
@@ -121,17 +122,13 @@ class Bench {
 };
 
 int run() {
-  auto backend = open_cuda_backend(0);
-  if (!backend.ok()) {
-    std::fprintf(stderr, "attention_bench: %s\n", backend.status().to_string().c_str());
+  auto session = open_op_session("cuda:0");
+  if (!session.ok()) {
+    std::fprintf(stderr, "attention_bench: %s\n", session.status().to_string().c_str());
     return 2;
   }
-  Backend& b = **backend;
-  auto target = parse_target_id(b.info().arch);
-  auto cache = CodeObjectCache::open(CacheOptions{});
-  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
-  if (!target.ok() || !jit.ok()) return 2;
-  OpContext ctx(&b, jit->get(), *target);
+  Backend& b = *session->backend;
+  OpContext& ctx = *session->ops;
 
   const size_t copy_bytes = 512ull << 20;
   auto src = b.alloc(copy_bytes), dst = b.alloc(copy_bytes);

@@ -5,20 +5,9 @@ into the cache), what a model runs without a fused kernel."""
 import torch
 import torch.nn.functional as F
 
-REPEATS = 50
+from torch_timing import time_ms
+
 H, KVH, D = 32, 8, 128
-
-
-def time_ms(fn):
-    for _ in range(3):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(REPEATS):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / REPEATS
 
 
 def decode(batch, ctx):

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "jit/catalog.h"
+#include "runtime/ops/op_session.h"
 #include "runtime/ops/gemm.h"
 #include "tests/gpu/device_data.h"
 
@@ -93,17 +94,13 @@ int run(int argc, char** argv) {
   }
   auto peer = read_peer(peer_path);
 
-  auto backend = open_cuda_backend(0);
-  if (!backend.ok()) {
-    std::fprintf(stderr, "gemm_bench: %s\n", backend.status().to_string().c_str());
+  auto session = open_op_session("cuda:0");
+  if (!session.ok()) {
+    std::fprintf(stderr, "gemm_bench: %s\n", session.status().to_string().c_str());
     return 2;
   }
-  Backend& b = **backend;
-  auto target = parse_target_id(b.info().arch);
-  auto cache = CodeObjectCache::open(CacheOptions{});
-  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
-  if (!target.ok() || !jit.ok()) return 2;
-  OpContext ctx(&b, jit->get(), *target);
+  Backend& b = *session->backend;
+  OpContext& ctx = *session->ops;
   const DType dt = DType::kBF16;
 
   struct Shape {

@@ -6,21 +6,11 @@ import argparse
 import torch
 import torch.nn.functional as F
 
+from torch_timing import time_ms
+
 REPEATS = 20
 TOKENS = 2048
 SHAPES = [("gate_up", 12288, 4096), ("o_proj", 4096, 4096), ("down", 4096, 12288), ("lm_head", 151936, 4096)]
-
-
-def time_ms(fn):
-    for _ in range(3):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(REPEATS):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / REPEATS
 
 
 def main():
@@ -33,7 +23,7 @@ def main():
     for name, n, k in SHAPES:
         x = torch.randn(TOKENS, k, dtype=torch.bfloat16, device="cuda")
         w = torch.randn(n, k, dtype=torch.bfloat16, device="cuda")
-        ms = time_ms(lambda: F.linear(x, w))
+        ms = time_ms(lambda: F.linear(x, w), REPEATS)
         tflops = 2 * TOKENS * n * k / (ms * 1e-3) / 1e12
         print(f"{name:<8} {n:>7} {k:>6} {ms * 1e3:>10.1f} {tflops:>9.1f}")
         lines.append(f"{n} {k} {tflops:.2f}\n")

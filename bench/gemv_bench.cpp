@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <random>
 
+#include "runtime/ops/op_session.h"
 #include "runtime/model/quantize.h"
 #include "runtime/ops/matmul.h"
 #include "tests/gpu/device_data.h"
@@ -45,17 +46,13 @@ Result<std::vector<uint8_t>> weight_bytes(GgmlType type, int n, int k, std::mt19
 }
 
 int run() {
-  auto backend = open_cuda_backend(0);
-  if (!backend.ok()) {
-    std::fprintf(stderr, "gemv_bench: %s\n", backend.status().to_string().c_str());
+  auto session = open_op_session("cuda:0");
+  if (!session.ok()) {
+    std::fprintf(stderr, "gemv_bench: %s\n", session.status().to_string().c_str());
     return 2;
   }
-  Backend& b = **backend;
-  auto target = parse_target_id(b.info().arch);
-  auto cache = CodeObjectCache::open(CacheOptions{});
-  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
-  if (!target.ok() || !jit.ok()) return 2;
-  OpContext ctx(&b, jit->get(), *target);
+  Backend& b = *session->backend;
+  OpContext& ctx = *session->ops;
   std::mt19937 rng(1234);
   const DType dt = DType::kBF16;
 

@@ -2,19 +2,8 @@
 import torch
 import torch.nn.functional as F
 
-REPEATS = 50
+from torch_timing import time_ms
 
-
-def time_ms(fn):
-    for _ in range(3):
-        fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(REPEATS):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / REPEATS
 
 
 def main():

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "jit/compile_service.h"
+#include "runtime/ops/op_session.h"
 #include "runtime/base/log.h"
 #include "jit/warm.h"
 #include "runtime/engine/executor.h"
@@ -79,18 +80,11 @@ class EngineImpl final : public Engine {
       log::warn("{}: no chat template ({}); /v1/chat/completions needs --chat-template", o.model_path,
                 t.status().message());
     }
-    FT_ASSIGN_OR_RETURN(backend_, open_backend(o.device));
+    FT_ASSIGN_OR_RETURN(session_, open_op_session(o.device));
+    backend_ = session_.backend.get();
+    ops_ = session_.ops.get();
+    jit_ = session_.jit.get();
     say(fmt::format("device {} ({})", backend_->info().name, backend_->info().arch));
-    if (backend_->kind() == DeviceKind::kCpu) {
-      ops_ = std::make_unique<OpContext>(backend_.get());
-    } else {
-      FT_ASSIGN_OR_RETURN(TargetId target, parse_target_id(backend_->info().arch));
-      auto cache = CodeObjectCache::open(CacheOptions{});
-      if (cache.ok()) cache_ = std::move(*cache);
-      else log::warn("kernel cache unavailable: {}", cache.status().message());
-      FT_ASSIGN_OR_RETURN(jit_, CompileService::create(cache_.get(), CompileServiceOptions{}));
-      ops_ = std::make_unique<OpContext>(backend_.get(), jit_.get(), target);
-    }
 
     max_context_ = o.max_context > 0 ? o.max_context : static_cast<int>(std::min<uint32_t>(config_.max_positions ? config_.max_positions : 8192, 8192));
     if (config_.max_positions && static_cast<uint32_t>(max_context_) > config_.max_positions)
@@ -121,7 +115,7 @@ class EngineImpl final : public Engine {
     if (jit_) FT_RETURN_IF_ERROR(compile_plan(eo, say));
     say(fmt::format("loading {} ({} layers, hidden {}, vocab {})", o.model_path, config_.num_layers,
                     config_.hidden_size, config_.vocab_size));
-    FT_ASSIGN_OR_RETURN(executor_, Executor::create(backend_.get(), ops_.get(), weights_, eo));
+    FT_ASSIGN_OR_RETURN(executor_, Executor::create(backend_, ops_, weights_, eo));
     blocks_ = std::make_unique<BlockManager>(executor_->kv_layout().num_blocks, bs, o.prefix_caching);
     scheduler_ = std::make_unique<Scheduler>(
         blocks_.get(), SchedulerLimits{o.max_batch, eo.max_tokens_per_step, o.prefill_chunk});
@@ -398,10 +392,10 @@ class EngineImpl final : public Engine {
   ModelConfig config_;
   std::optional<Tokenizer> tokenizer_;
   std::optional<ChatTemplate> template_;
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<CodeObjectCache> cache_;
-  std::unique_ptr<CompileService> jit_;
-  std::unique_ptr<OpContext> ops_;
+  OpSession session_;
+  Backend* backend_ = nullptr;
+  OpContext* ops_ = nullptr;
+  CompileService* jit_ = nullptr;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<Scheduler> scheduler_;

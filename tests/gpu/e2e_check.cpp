@@ -11,41 +11,35 @@
 #include "jit/warm.h"
 #include "runtime/engine/executor.h"
 #include "runtime/engine/kernel_plan.h"
+#include "runtime/ops/op_session.h"
 
 namespace ft {
 namespace {
 
 struct Runner {
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<CodeObjectCache> cache;
-  std::unique_ptr<CompileService> jit;
-  std::unique_ptr<OpContext> ops;
+  OpSession session;
   std::unique_ptr<Executor> ex;
 };
 
 Result<Runner> open_runner(const std::string& device, const WeightSet& w, int max_ctx) {
   Runner r;
-  FT_ASSIGN_OR_RETURN(r.backend, open_backend(device));
+  FT_ASSIGN_OR_RETURN(r.session, open_op_session(device));
+  Backend& backend = *r.session.backend;
   ExecutorOptions eo;
   eo.max_tokens_per_step = 128;
   eo.max_seqs_per_step = 4;
   eo.max_blocks_per_seq = (max_ctx + 15) / 16;
-  const DType act = r.backend->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
+  const DType act = backend.kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
   eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(w.config(), 16, act)) * eo.max_blocks_per_seq * 2;
-  if (r.backend->kind() == DeviceKind::kCpu) {
-    r.ops = std::make_unique<OpContext>(r.backend.get());
-  } else {
-    FT_ASSIGN_OR_RETURN(TargetId target, parse_target_id(r.backend->info().arch));
-    FT_ASSIGN_OR_RETURN(r.cache, CodeObjectCache::open(CacheOptions{}));
-    FT_ASSIGN_OR_RETURN(r.jit, CompileService::create(r.cache.get(), CompileServiceOptions{}));
-    r.ops = std::make_unique<OpContext>(r.backend.get(), r.jit.get(), target);
+  if (r.session.jit) {
+    const TargetId& target = r.session.ops->target();
     FT_ASSIGN_OR_RETURN(auto plan, plan_kernels(w, target, PlanOptions{4, 128, 16, max_ctx}));
-    WarmResult wr = warm_kernels(*r.jit, target, plan);
+    WarmResult wr = warm_kernels(*r.session.jit, target, plan);
     std::printf("%s: %zu kernels in the plan, %d compiled, %d cached, %d failed, %.2f s\n", device.c_str(), plan.size(),
                 wr.compiled, wr.cached, wr.failed, wr.seconds);
     if (wr.failed) return FT_ERROR(ErrorCode::kCompileError, "{}", wr.failures[0]);
   }
-  FT_ASSIGN_OR_RETURN(r.ex, Executor::create(r.backend.get(), r.ops.get(), w, eo));
+  FT_ASSIGN_OR_RETURN(r.ex, Executor::create(&backend, r.session.ops.get(), w, eo));
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "runtime/ops/op_session.h"
 #include "tests/gpu/device_data.h"
 #include "tests/gpu/op_check.h"
 
@@ -28,19 +29,13 @@ const Family kFamilies[] = {
 double default_tolerance(DType t) { return t == DType::kF32 ? 1e-5 : 1e-2; }
 
 int run(int argc, char** argv) {
-  auto backend = open_cuda_backend(0);
-  if (!backend.ok()) {
-    std::fprintf(stderr, "op_check: %s\n", backend.status().to_string().c_str());
+  auto session = open_op_session("cuda:0");
+  if (!session.ok()) {
+    std::fprintf(stderr, "op_check: %s\n", session.status().to_string().c_str());
     return 2;
   }
-  auto target = parse_target_id((*backend)->info().arch);
-  auto cache = CodeObjectCache::open(CacheOptions{});
-  auto jit = CompileService::create(cache.ok() ? cache->get() : nullptr, CompileServiceOptions{});
-  if (!target.ok() || !jit.ok()) {
-    std::fprintf(stderr, "op_check: %s\n", (!target.ok() ? target.status() : jit.status()).to_string().c_str());
-    return 2;
-  }
-  OpContext ctx(backend->get(), jit->get(), *target);
+  OpContext& ctx = *session->ops;
+  const Backend& backend = *session->backend;
   std::mt19937 rng(std::random_device{}());
   std::vector<CheckCase> cases;
   for (const Family& f : kFamilies) {
@@ -51,8 +46,8 @@ int run(int argc, char** argv) {
     cases.insert(cases.end(), got.begin(), got.end());
   }
   int failed = 0;
-  std::printf("op_check on %s (%s), kernels from %s\n", (*backend)->info().name.c_str(), (*backend)->info().arch.c_str(),
-              cache.ok() ? (*cache)->path().c_str() : "no cache");
+  std::printf("op_check on %s (%s), kernels from %s\n", backend.info().name.c_str(), backend.info().arch.c_str(),
+              session->cache ? session->cache->path().c_str() : "no cache");
   std::printf("%-22s %-5s %-22s %12s %10s  %s\n", "op", "dtype", "shape", "rel L2 err", "tolerance", "result");
   for (const auto& c : cases) {
     const double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(c.dtype);

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "jit/compile_service.h"
 #include "jit/subprocess.h"
 #include "runtime/base/files.h"
 
@@ -31,6 +33,20 @@ class ScratchDir {
  private:
   std::string path_;
 };
+
+// One compile service for a test binary: the built worker, two jobs, no cache
+// (every request compiles).
+inline CompileService& test_compile_service() {
+  static std::unique_ptr<CompileService> s = [] {
+    CompileServiceOptions o;
+    o.worker_path = bin_dir() + "/ft-compile-worker";
+    o.jobs = 2;
+    auto r = CompileService::create(nullptr, o);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }();
+  return *s;
+}
 
 // Runs `env VARS... bin_dir()/ft-jit ARGS...`.
 inline ProcessResult run_ft_jit(const std::vector<std::string>& env, const std::vector<std::string>& args) {

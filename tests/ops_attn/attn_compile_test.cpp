@@ -19,17 +19,7 @@ namespace {
 
 using testing::bin_dir;
 
-CompileService& service() {
-  static std::unique_ptr<CompileService> s = [] {
-    CompileServiceOptions o;
-    o.worker_path = bin_dir() + "/ft-compile-worker";
-    o.jobs = 2;
-    auto r = CompileService::create(nullptr, o);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? std::move(r).value() : nullptr;
-  }();
-  return *s;
-}
+CompileService& service() { return testing::test_compile_service(); }
 
 std::vector<KernelSpec> subset(const TargetFacts& t) {
   return {

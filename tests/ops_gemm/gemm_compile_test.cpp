@@ -20,17 +20,7 @@ namespace {
 using testing::bin_dir;
 using testing::ScratchDir;
 
-CompileService& service() {
-  static std::unique_ptr<CompileService> s = [] {
-    CompileServiceOptions o;
-    o.worker_path = bin_dir() + "/ft-compile-worker";
-    o.jobs = 2;
-    auto r = CompileService::create(nullptr, o);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? std::move(r).value() : nullptr;
-  }();
-  return *s;
-}
+CompileService& service() { return testing::test_compile_service(); }
 
 std::string objdump() {
   for (int v = 22; v >= 17; --v) {
