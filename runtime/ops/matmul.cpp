@@ -81,6 +81,7 @@ Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const flo
       for (int i = 0; i < m; ++i) {
         const float* xi = x + static_cast<size_t>(i) * k;
         double acc = 0;
+#pragma omp simd reduction(+ : acc)
         for (int t = 0; t < k; ++t) acc += static_cast<double>(xi[t]) * row[t];
         if (bias) acc += bias[j];
         y[static_cast<size_t>(i) * n + j] = static_cast<float>(acc);
