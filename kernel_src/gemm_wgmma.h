@@ -16,6 +16,10 @@
 // hence fence.proxy.async before the barrier that publishes a stage.
 #pragma once
 
+#if !defined(FT_NVIDIA)
+#error "gemm_wgmma.h is NVIDIA-only"
+#endif
+
 // Included inside namespace ft, after ft::gemm's helpers (GemmArgs,
 // GemmTileShape, chunk_src, cp_async16, smem_addr).
 
