@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 
+#include "bench/bench_util.h"
 #include "runtime/ops/op_session.h"
 #include "runtime/ops/attention.h"
 #include "runtime/ops/rope.h"
@@ -130,15 +131,10 @@ int run() {
   Backend& b = *session->backend;
   OpContext& ctx = *session->ops;
 
-  const size_t copy_bytes = 512ull << 20;
-  auto src = b.alloc(copy_bytes), dst = b.alloc(copy_bytes);
-  if (!src.ok() || !dst.ok()) return 2;
-  (void)b.copy_on_device(*dst, *src, copy_bytes);
-  auto copy_ms = b.time_ms([&] { return b.copy_on_device(*dst, *src, copy_bytes); }, 20);
-  b.free(*src);
-  b.free(*dst);
-  if (!copy_ms.ok()) return 2;
-  const double copy_gbs = 2.0 * copy_bytes / (*copy_ms * 1e-3) / 1e9;
+  // Copy bandwidth: one 512 MiB buffer copied to another.
+  auto copy = bench::copy_bandwidth_gbs(b);
+  if (!copy.ok()) return 2;
+  const double copy_gbs = *copy;
 
   Bench bench(b, ctx);
   bench.attention("decode bf16 b1 ctx4096", 1, 4096, 1);

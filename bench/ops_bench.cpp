@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "bench/bench_util.h"
 #include "runtime/ops/op_session.h"
 #include "runtime/ops/activation.h"
 #include "runtime/ops/norm.h"
@@ -29,15 +30,9 @@ int run() {
   const DType dt = DType::kBF16;
 
   // Copy bandwidth: one 512 MiB buffer copied to another.
-  const size_t copy_bytes = 512ull << 20;
-  auto src = b.alloc(copy_bytes), dst = b.alloc(copy_bytes);
-  if (!src.ok() || !dst.ok()) return 2;
-  (void)b.copy_on_device(*dst, *src, copy_bytes);
-  auto copy_ms = b.time_ms([&] { return b.copy_on_device(*dst, *src, copy_bytes); }, 20);
-  b.free(*src);
-  b.free(*dst);
-  if (!copy_ms.ok()) return 2;
-  const double copy_gbs = 2.0 * copy_bytes / (*copy_ms * 1e-3) / 1e9;
+  auto copy = bench::copy_bandwidth_gbs(b);
+  if (!copy.ok()) return 2;
+  const double copy_gbs = *copy;
 
   struct Row {
     std::string name;
