@@ -23,15 +23,18 @@ void BlockManager::unlink_cached(int block) {
   in_evictable_[block] = false;
 }
 
-int BlockManager::match_prefix(std::span<const int32_t> tokens, std::vector<int32_t>& table) {
+int BlockManager::match_prefix(std::span<const int32_t> tokens, std::vector<int32_t>& table, uint64_t* last_hash) {
+  if (last_hash) *last_hash = 0;
   if (!prefix_caching_ || tokens.empty()) return 0;
   const size_t full = (tokens.size() - 1) / block_size_;
   uint64_t parent = 0;
   int covered = 0;
   for (size_t i = 0; i < full; ++i) {
-    parent = block_hash(parent, tokens.subspan(i * block_size_, block_size_));
-    auto it = by_hash_.find(parent);
+    const uint64_t hash = block_hash(parent, tokens.subspan(i * block_size_, block_size_));
+    auto it = by_hash_.find(hash);
     if (it == by_hash_.end()) break;
+    parent = hash;
+    if (last_hash) *last_hash = hash;
     const int b = it->second;
     unlink_cached(b);
     if (ref_[b]++ == 0) ++used_;

@@ -30,8 +30,10 @@ class BlockManager {
 
   // Reuses cached blocks for the longest run of full leading blocks of
   // `tokens`, never the whole prompt (the last token must be computed for
-  // its logits). Appends them to `table` and returns the tokens covered.
-  int match_prefix(std::span<const int32_t> tokens, std::vector<int32_t>& table);
+  // its logits). Appends them to `table` and returns the tokens covered;
+  // `last_hash` (if given) gets the chained hash of the last block reused
+  // (0 when none), where later full blocks continue the chain.
+  int match_prefix(std::span<const int32_t> tokens, std::vector<int32_t>& table, uint64_t* last_hash = nullptr);
   // Takes a block (evicting the least recently released cached one if
   // needed); -1 when none is available.
   int allocate();

@@ -58,12 +58,8 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
          static_cast<int>(step.size()) < limits_.max_batch) {
     Sequence* seq = waiting_.front();
     if (seq->blocks.empty()) {
-      seq->num_computed = blocks_->match_prefix(seq->tokens, seq->blocks);
+      seq->num_computed = blocks_->match_prefix(seq->tokens, seq->blocks, &seq->last_hash);
       seq->hashed_blocks = static_cast<int>(seq->blocks.size());
-      seq->last_hash = 0;
-      for (int b = 0; b < seq->hashed_blocks; ++b)
-        seq->last_hash = BlockManager::block_hash(
-            seq->last_hash, std::span<const int32_t>(seq->tokens).subspan(b * blocks_->block_size(), blocks_->block_size()));
       if (seq->num_computed > 0 && seq->cached_prompt_tokens == 0) seq->cached_prompt_tokens = seq->num_computed;
     }
     const int remaining = static_cast<int>(seq->tokens.size()) - seq->num_computed;
