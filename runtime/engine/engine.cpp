@@ -69,12 +69,12 @@ class EngineImpl final : public Engine {
     options_ = o;
     FT_ASSIGN_OR_RETURN(weights_, WeightSet::open(o.model_path));
     config_ = weights_.config();
-    FT_ASSIGN_OR_RETURN(Tokenizer tokenizer, load_model_tokenizer(o.model_path));
+    FT_ASSIGN_OR_RETURN(Tokenizer tokenizer, load_model_tokenizer(o.model_path, weights_.gguf()));
     tokenizer_ = std::move(tokenizer);
     if (!o.chat_template_path.empty()) {
       FT_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::load(o.chat_template_path));
       template_ = std::move(t);
-    } else if (auto t = load_model_chat_template(o.model_path); t.ok()) {
+    } else if (auto t = load_model_chat_template(o.model_path, weights_.gguf()); t.ok()) {
       template_ = std::move(*t);
     } else {
       log::warn("{}: no chat template ({}); /v1/chat/completions needs --chat-template", o.model_path,

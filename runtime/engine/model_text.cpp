@@ -44,10 +44,14 @@ Result<TokenizerSpec> tokenizer_spec_from_gguf(const GgufReader& reader) {
   return spec;
 }
 
-Result<Tokenizer> load_model_tokenizer(const std::string& path) {
-  if (!is_gguf(path)) return Tokenizer::from_hf_path(path);
-  FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
-  Result<TokenizerSpec> spec = tokenizer_spec_from_gguf(reader);
+Result<Tokenizer> load_model_tokenizer(const std::string& path, const GgufReader* opened) {
+  if (!opened && !is_gguf(path)) return Tokenizer::from_hf_path(path);
+  std::optional<GgufReader> own;
+  if (!opened) {
+    FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
+    own.emplace(std::move(reader));
+  }
+  Result<TokenizerSpec> spec = tokenizer_spec_from_gguf(opened ? *opened : *own);
   if (!spec.ok()) return Status(spec.status()).with_context(fmt::format("reading the tokenizer of {}", path));
   return Tokenizer::from_spec(*spec);
 }
@@ -78,12 +82,15 @@ Result<std::optional<ChatTemplate>> chat_template_from_gguf(const GgufReader& re
   return std::optional<ChatTemplate>(std::move(t));
 }
 
-Result<std::optional<ChatTemplate>> load_model_chat_template(const std::string& path) {
-  if (is_gguf(path)) {
-    FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
-    auto t = chat_template_from_gguf(reader);
+Result<std::optional<ChatTemplate>> load_model_chat_template(const std::string& path, const GgufReader* opened) {
+  if (opened) {
+    auto t = chat_template_from_gguf(*opened);
     if (!t.ok()) return Status(t.status()).with_context(path);
     return t;
+  }
+  if (is_gguf(path)) {
+    FT_ASSIGN_OR_RETURN(GgufReader reader, GgufReader::open(path));
+    return load_model_chat_template(path, &reader);
   }
   FT_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::load(path));
   return std::optional<ChatTemplate>(std::move(t));

@@ -16,12 +16,14 @@ namespace ft {
 // The tokenizer.ggml.* keys, as llama.cpp's converter writes them.
 Result<TokenizerSpec> tokenizer_spec_from_gguf(const GgufReader& reader);
 // A GGUF file's tokenizer, or an HF tokenizer.json's (a folder or the file).
-Result<Tokenizer> load_model_tokenizer(const std::string& path);
+// `opened`: the file's reader when the caller has it already (not re-read).
+Result<Tokenizer> load_model_tokenizer(const std::string& path, const GgufReader* opened = nullptr);
 
 // The chat template stored in a GGUF file, with its special tokens; nullopt
 // when the file has none.
 Result<std::optional<ChatTemplate>> chat_template_from_gguf(const GgufReader& reader);
 // A GGUF file's template, or ChatTemplate::load for folders and files.
-Result<std::optional<ChatTemplate>> load_model_chat_template(const std::string& path);
+Result<std::optional<ChatTemplate>> load_model_chat_template(const std::string& path,
+                                                             const GgufReader* opened = nullptr);
 
 }  // namespace ft
