@@ -31,12 +31,8 @@ void argmax_reference(int rows, int vocab, const float* logits, int32_t* out_ids
 
 namespace {
 
-}  // namespace
-
-std::vector<float> sampling_probs_reference(int vocab, const float* l, const SamplingRow& p, float* threshold) {
-  int32_t best = 0;
-  argmax_reference(1, vocab, l, &best);
-  const float max = l[best];
+// p and the threshold of one row whose largest logit is `max`.
+std::vector<float> probs_and_threshold(int vocab, const float* l, const SamplingRow& p, float max, float* threshold) {
   std::vector<float> prob(static_cast<size_t>(vocab));
   for (int i = 0; i < vocab; ++i) prob[i] = std::exp((l[i] - max) / p.temperature);
   float t = 0.0f;
@@ -68,6 +64,14 @@ std::vector<float> sampling_probs_reference(int vocab, const float* l, const Sam
   return prob;
 }
 
+}  // namespace
+
+std::vector<float> sampling_probs_reference(int vocab, const float* l, const SamplingRow& p, float* threshold) {
+  int32_t best = 0;
+  argmax_reference(1, vocab, l, &best);
+  return probs_and_threshold(vocab, l, p, l[best], threshold);
+}
+
 namespace {
 
 // The algorithm of kernel_src/sampling.hip, in double sums.
@@ -76,7 +80,7 @@ int32_t sample_row(int vocab, const float* l, const SamplingRow& p) {
   argmax_reference(1, vocab, l, &best);
   if (!(p.temperature > 0)) return best;
   float t = 0.0f;
-  const std::vector<float> prob = sampling_probs_reference(vocab, l, p, &t);
+  const std::vector<float> prob = probs_and_threshold(vocab, l, p, l[best], &t);
   double total = 0;
   for (float q : prob)
     if (q >= t) total += q;
