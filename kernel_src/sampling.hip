@@ -23,10 +23,11 @@ struct SamplingRowDev {
 
 template <typename T>
 struct SamplingArgs {
-  const T* logits;                 // [rows, vocab]
+  const T* logits;                 // [rows, stride]: the first vocab of each row are drawn from
   const SamplingRowDev* params;    // [rows] (unused by argmax)
   int* out;                        // [rows]
   int vocab;
+  int stride;
 };
 
 FT_DEVICE float sampling_uniform_dev(ft_u64 seed, ft_u64 step) {
@@ -64,7 +65,7 @@ template <typename T, int kThreads>
 FT_DEVICE void argmax_rows(const SamplingArgs<T>& a) {
   __shared__ float sv[kThreads];
   __shared__ int si[kThreads];
-  const T* l = a.logits + static_cast<long long>(block_x()) * a.vocab;
+  const T* l = a.logits + static_cast<long long>(block_x()) * a.stride;
   float best = -3.402823466e38f;
   int best_i = 0x7fffffff;
   for (int i = thread_x(); i < a.vocab; i += kThreads) {
@@ -85,7 +86,7 @@ FT_DEVICE void sample_rows(const SamplingArgs<T>& a) {
   __shared__ float scratch[(kThreads + FT_WAVE_SIZE - 1) / FT_WAVE_SIZE];
   const int row = block_x();
   const SamplingRowDev p = a.params[row];
-  const T* l = a.logits + static_cast<long long>(row) * a.vocab;
+  const T* l = a.logits + static_cast<long long>(row) * a.stride;
   const int n = a.vocab;
   float mx = -3.402823466e38f;
   int mx_i = 0x7fffffff;

@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/ranges.h>
+
 #include "jit/compile_service.h"
 #include "runtime/ops/op_session.h"
 #include "runtime/base/log.h"
@@ -95,6 +97,7 @@ class EngineImpl final : public Engine {
     eo.max_seqs_per_step = o.max_batch;
     eo.max_tokens_per_step = std::max(o.prefill_chunk, o.max_batch);
     eo.max_blocks_per_seq = (max_context_ + bs - 1) / bs;
+    eo.sample_vocab = valid_vocab();
     const DType act = backend_->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
     const int64_t per_block = static_cast<int64_t>(kv_block_bytes(config_, bs, act));
     int64_t kv_bytes = o.kv_cache_bytes;
@@ -116,6 +119,10 @@ class EngineImpl final : public Engine {
     say(fmt::format("loading {} ({} layers, hidden {}, vocab {})", o.model_path, config_.num_layers,
                     config_.hidden_size, config_.vocab_size));
     FT_ASSIGN_OR_RETURN(executor_, Executor::create(backend_, ops_, weights_, eo));
+    FT_RETURN_IF_ERROR(executor_->warm_up_graphs());
+    if (GraphStats g = executor_->graph_stats(); !g.batch_buckets.empty())
+      say(fmt::format("decode graphs: batch buckets {} captured in {:.0f} ms (longer contexts on first use)",
+                      fmt::join(g.batch_buckets, " "), g.capture_ms));
     blocks_ = std::make_unique<BlockManager>(executor_->kv_layout().num_blocks, bs, o.prefix_caching);
     scheduler_ = std::make_unique<Scheduler>(
         blocks_.get(), SchedulerLimits{o.max_batch, eo.max_tokens_per_step, o.prefill_chunk});
@@ -212,23 +219,28 @@ class EngineImpl final : public Engine {
       std::vector<ScheduledSeq> step = scheduler_->schedule();
       if (step.empty()) continue;
       Batch batch = make_batch(step);
-      std::vector<float> logits;
+      StepOutput out;
       const auto t0 = Clock::now();
-      Status s = executor_->forward(batch, logits);
+      Status s = executor_->forward(batch, out);
       if (!s.ok()) {
         log::error("forward pass failed: {}", s.to_string());
         for (const ScheduledSeq& x : step) finish(active_.at(x.seq->id).get(), FinishReason::kError, s.message());
         continue;
       }
       scheduler_->postprocess(step);
-      size_t row = 0;
+      size_t token = 0, row = 0;
       int decoded = 0;
-      for (const ScheduledSeq& x : step) {
-        if (!batch.seqs[&x - step.data()].want_logits) continue;
-        Active* a = active_.at(x.seq->id).get();
-        std::span<const float> l(logits.data() + row * config_.vocab_size, config_.vocab_size);
-        ++row;
-        emit_token(a, l);
+      for (size_t i = 0; i < step.size(); ++i) {
+        const BatchSeq& q = batch.seqs[i];
+        if (!q.want_logits) continue;
+        Active* a = active_.at(step[i].seq->id).get();
+        SampleOutput chosen{.token = out.tokens[token++]};
+        if (q.host_logits) {
+          const size_t vocab = config_.vocab_size;
+          chosen = sample_on_host(a, std::span<const float>(out.logits.data() + row * vocab, vocab));
+          ++row;
+        }
+        emit_token(a, chosen);
         ++decoded;
       }
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -286,22 +298,46 @@ class EngineImpl final : public Engine {
       q.block_table = s.blocks.data();
       q.n_blocks = static_cast<int>(s.blocks.size());
       q.want_logits = q.context_len == static_cast<int>(s.tokens.size());
+      if (q.want_logits) {
+        const Active& a = *active_.at(s.id);
+        q.host_logits = needs_host_logits(a.params);
+        q.sampling = device_sampling(a);
+      }
       b.seqs.push_back(q);
     }
     return b;
   }
 
-  void emit_token(Active* a, std::span<const float> logits) {
-    Sequence& s = a->seq;
+  // The host draws when it must see the logits: penalties and logprobs.
+  static bool needs_host_logits(const SamplingParams& p) {
+    return p.logprobs >= 0 || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
+           p.frequency_penalty != 0.0f;
+  }
+
+  int valid_vocab() const { return std::min<int>(tokenizer_->vocab_size(), static_cast<int>(config_.vocab_size)); }
+
+  // The device's draw for a request: the same seeded algorithm as the host's.
+  static SamplingRow device_sampling(const Active& a) {
+    const SamplingParams& p = a.params;
+    return SamplingRow{.temperature = p.temperature, .top_k = p.top_k, .top_p = p.top_p, .min_p = p.min_p,
+                       .seed = a.seed, .step = static_cast<uint64_t>(a.seq.tokens.size() - a.seq.prompt_len)};
+  }
+
+  SampleOutput sample_on_host(const Active* a, std::span<const float> logits) const {
+    const Sequence& s = a->seq;
     SampleInput in;
     in.logits = logits;
-    in.valid_vocab = std::min<int>(tokenizer_->vocab_size(), static_cast<int>(config_.vocab_size));
+    in.valid_vocab = valid_vocab();
     in.params = &a->params;
     in.seed = a->seed;
     in.step = static_cast<uint64_t>(s.tokens.size() - s.prompt_len);
     in.prompt = std::span<const int32_t>(s.tokens).first(s.prompt_len);
     in.output = std::span<const int32_t>(s.tokens).subspan(s.prompt_len);
-    SampleOutput out = sample_token(in);
+    return sample_token(in);
+  }
+
+  void emit_token(Active* a, const SampleOutput& out) {
+    Sequence& s = a->seq;
     s.tokens.push_back(out.token);
 
     RequestEvent ev;

@@ -1,11 +1,16 @@
 #include "runtime/engine/executor.h"
 
+#include <algorithm>
+#include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "runtime/ops/activation.h"
 #include "runtime/ops/attention.h"
 #include "runtime/ops/embedding.h"
+#include "runtime/ops/gemm.h"
 #include "runtime/ops/matmul.h"
 #include "runtime/ops/norm.h"
 #include "runtime/ops/rope.h"
@@ -39,6 +44,7 @@ class ExecutorImpl final : public Executor {
       : b_(*backend), ops_(*ops), w_(weights), c_(weights.config()), opt_(options),
         act_(backend->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16) {}
   ~ExecutorImpl() override {
+    drop_graphs();
     for (DeviceBuffer buf : owned_) b_.free(buf);
   }
 
@@ -95,7 +101,7 @@ class ExecutorImpl final : public Executor {
     FT_RETURN_IF_ERROR(b_.copy_to_device(inv_freq_, rope.inv_freq.data(), rope.inv_freq.size() * 4));
 
     const size_t T = opt_.max_tokens_per_step, S = opt_.max_seqs_per_step, es = dtype_size(act_);
-    const size_t H = c_.hidden_size, I = c_.intermediate_size, V = c_.vocab_size;
+    const size_t H = c_.hidden_size, I = c_.intermediate_size;
     FT_ASSIGN_OR_RETURN(x_, alloc(T * H * es));
     FT_ASSIGN_OR_RETURN(residual_, alloc(T * H * es));
     FT_ASSIGN_OR_RETURN(h_, alloc(T * H * es));
@@ -107,71 +113,223 @@ class ExecutorImpl final : public Executor {
     FT_ASSIGN_OR_RETURN(part_, alloc(T * std::max<size_t>(q_dim, I) * es));
     FT_ASSIGN_OR_RETURN(last_, alloc(S * H * es));
     FT_ASSIGN_OR_RETURN(logits_, alloc(S * padded_vocab_ * es));
-    FT_ASSIGN_OR_RETURN(ids_, alloc(T * 4));
-    FT_ASSIGN_OR_RETURN(positions_, alloc(T * 4));
-    FT_ASSIGN_OR_RETURN(slots_, alloc(T * 4));
-    FT_ASSIGN_OR_RETURN(q_start_, alloc((S + 1) * 4));
-    FT_ASSIGN_OR_RETURN(context_lens_, alloc(S * 4));
-    FT_ASSIGN_OR_RETURN(block_tables_, alloc(S * opt_.max_blocks_per_seq * 4));
+    plan_step_inputs();
+    FT_ASSIGN_OR_RETURN(step_in_, alloc(in_.total * 4));
+    FT_ASSIGN_OR_RETURN(ids_out_, alloc(S * 4));
+    sample_vocab_ = opt_.sample_vocab > 0 ? std::min(opt_.sample_vocab, vocab) : vocab;
     AttentionShape worst{static_cast<int>(S), static_cast<int>(S), static_cast<int>(c_.num_heads), 1,
                          opt_.max_blocks_per_seq * kv_.block_size, opt_.max_blocks_per_seq, 0};
     FT_ASSIGN_OR_RETURN(workspace_, alloc(attention_decode_workspace_bytes(worst, kv_)));
+    if (b_.kind() != DeviceKind::kCpu) {
+      // The dequantizing GEMM's scratch at its largest now, so it never moves
+      // under a captured graph.
+      size_t need = gemm_scratch_bytes(act_, lm_head_);
+      for (const Layer& l : layers_) {
+        for (const WeightView* w : {&l.o, &l.down, &l.qkv.fused, &l.gate_up.fused})
+          if (w->data.ptr) need = std::max(need, gemm_scratch_bytes(act_, *w));
+        for (const auto* p : {&l.qkv, &l.gate_up})
+          for (const WeightView& w : p->parts) need = std::max(need, gemm_scratch_bytes(act_, w));
+      }
+      if (need > 0) FT_RETURN_IF_ERROR(ops_.scratch(need).status());
+    }
+    if (opt_.decode_graphs && b_.kind() != DeviceKind::kCpu) {
+      graphs_on_ = true;
+      for (int n = 1; n < opt_.max_seqs_per_step; n *= 2) buckets_.push_back(n);
+      buckets_.push_back(opt_.max_seqs_per_step);
+      stats_.batch_buckets = buckets_;
+    }
     return Status();
   }
 
-  Status forward(const Batch& batch, std::vector<float>& logits) override {
+  Status forward(const Batch& batch, StepOutput& out) override {
+    out = StepOutput{};
     const int T = static_cast<int>(batch.tokens.size()), S = static_cast<int>(batch.seqs.size());
     if (T < 1 || T > opt_.max_tokens_per_step || S < 1 || S > opt_.max_seqs_per_step ||
         batch.positions.size() != batch.tokens.size() || batch.slots.size() != batch.tokens.size())
       return FT_ERROR(ErrorCode::kInvalidArgument, "forward: batch of {} tokens in {} sequences (limits {} and {})", T,
                       S, opt_.max_tokens_per_step, opt_.max_seqs_per_step);
-    // Sequence metadata.
-    std::vector<int32_t> q_start(S + 1, 0), context_lens(S);
-    std::vector<int32_t> tables(static_cast<size_t>(S) * opt_.max_blocks_per_seq, 0);
-    int max_q = 0, max_ctx = 0;
-    bool decode_only = true;
-    std::vector<int> logit_rows;
-    for (int s = 0; s < S; ++s) {
-      const BatchSeq& q = batch.seqs[s];
-      if (q.n_blocks > opt_.max_blocks_per_seq || q.context_len > q.n_blocks * kv_.block_size)
-        return FT_ERROR(ErrorCode::kInvalidArgument, "forward: sequence {} needs {} blocks", s, q.n_blocks);
-      q_start[s + 1] = q_start[s] + q.n_tokens;
-      context_lens[s] = q.context_len;
-      std::copy(q.block_table, q.block_table + q.n_blocks, tables.begin() + static_cast<size_t>(s) * opt_.max_blocks_per_seq);
+    bool decode_only = true, any_all = false;
+    int max_q = 0, max_ctx = 0, n_tokens = 0;
+    for (const BatchSeq& q : batch.seqs) {
+      if (q.n_tokens < 1 || q.n_blocks > opt_.max_blocks_per_seq || q.context_len < q.n_tokens ||
+          q.context_len > q.n_blocks * kv_.block_size)
+        return FT_ERROR(ErrorCode::kInvalidArgument, "forward: a sequence of {} tokens (context {}) in {} blocks",
+                        q.n_tokens, q.context_len, q.n_blocks);
+      n_tokens += q.n_tokens;
       max_q = std::max(max_q, q.n_tokens);
       max_ctx = std::max(max_ctx, q.context_len);
       decode_only = decode_only && q.n_tokens == 1;
-      if (q.want_logits) logit_rows.push_back(q_start[s + 1] - 1);
+      any_all = any_all || q.all_logits;
     }
-    if (q_start[S] != T) return FT_ERROR(ErrorCode::kInvalidArgument, "forward: sequences hold {} of {} tokens", q_start[S], T);
-    FT_RETURN_IF_ERROR(b_.copy_to_device(ids_, batch.tokens.data(), T * 4));
-    FT_RETURN_IF_ERROR(b_.copy_to_device(positions_, batch.positions.data(), T * 4));
-    FT_RETURN_IF_ERROR(b_.copy_to_device(slots_, batch.slots.data(), T * 4));
-    FT_RETURN_IF_ERROR(b_.copy_to_device(q_start_, q_start.data(), q_start.size() * 4));
-    FT_RETURN_IF_ERROR(b_.copy_to_device(context_lens_, context_lens.data(), context_lens.size() * 4));
-    FT_RETURN_IF_ERROR(b_.copy_to_device(block_tables_, tables.data(), tables.size() * 4));
+    if (n_tokens != T) return FT_ERROR(ErrorCode::kInvalidArgument, "forward: sequences hold {} of {} tokens", n_tokens, T);
 
+    // Decode steps on GPUs run padded to a batch bucket, as a graph.
+    const bool graph = graphs_on_ && decode_only && !any_all;
+    const int S_run = graph ? bucket_for(S) : S;
+    std::vector<int> sample_rows;  // the row of h_ each drawn token comes from
+    stage_inputs(batch, S_run, graph, sample_rows);
+    FT_RETURN_IF_ERROR(b_.copy_to_device(step_in_, staging_.data(), staging_.size() * 4));
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim)));
+    if (graph) {
+      const int ctx_bucket = std::clamp(std::bit_ceil(static_cast<unsigned>(max_ctx)), 256u,
+                                        static_cast<unsigned>(opt_.max_blocks_per_seq * kv_.block_size));
+      FT_RETURN_IF_ERROR(run_decode_graph(S_run, ctx_bucket));
+      out.graph = true;
+    } else {
+      const AttentionShape attn{S, T, static_cast<int>(c_.num_heads), max_q, max_ctx, opt_.max_blocks_per_seq, scale};
+      FT_RETURN_IF_ERROR(run_layers(T, attn, decode_only));
+      if (!sample_rows.empty()) FT_RETURN_IF_ERROR(head_and_sample(sample_rows));
+    }
+    const int n_sampled = graph ? S_run : static_cast<int>(sample_rows.size());
+    std::vector<int32_t> drawn(n_sampled);
+    if (n_sampled > 0) FT_RETURN_IF_ERROR(b_.copy_to_host(drawn.data(), ids_out_, n_sampled * 4));
+    else FT_RETURN_IF_ERROR(b_.synchronize());
+
+    // Tokens and host logits rows, in batch order. Rows of host_logits
+    // sequences are read before all_logits rows reuse the logits buffer.
+    const size_t vocab = c_.vocab_size;
+    std::vector<std::vector<float>> host_rows(S);
+    int sampled = 0, row0 = 0;
+    for (int s = 0; s < S; ++s) {
+      const BatchSeq& q = batch.seqs[s];
+      if (q.want_logits) {
+        const int r = graph ? s : sampled;
+        out.tokens.push_back(drawn[r]);
+        if (q.host_logits && !q.all_logits) {
+          host_rows[s].resize(vocab);
+          FT_RETURN_IF_ERROR(logits_to_host(r, 1, host_rows[s].data()));
+        }
+        ++sampled;
+      }
+    }
+    for (int s = 0; s < S; ++s) {
+      const BatchSeq& q = batch.seqs[s];
+      if (q.all_logits) {
+        const size_t at = out.logits.size();
+        out.logits.resize(at + static_cast<size_t>(q.n_tokens) * vocab);
+        for (int i = 0; i < q.n_tokens; i += opt_.max_seqs_per_step) {
+          const int n = std::min(opt_.max_seqs_per_step, q.n_tokens - i);
+          std::vector<int> rows(n);
+          for (int j = 0; j < n; ++j) rows[j] = row0 + i + j;
+          FT_RETURN_IF_ERROR(head(rows));
+          FT_RETURN_IF_ERROR(logits_to_host(0, n, out.logits.data() + at + static_cast<size_t>(i) * vocab));
+        }
+      } else if (!host_rows[s].empty()) {
+        out.logits.insert(out.logits.end(), host_rows[s].begin(), host_rows[s].end());
+      }
+      row0 += q.n_tokens;
+    }
+    return Status();
+  }
+
+  Status warm_up_graphs() override {
+    if (!graphs_on_) return Status();
+    for (int bucket : buckets_) {
+      Batch empty;  // padding only: context 0, no KV writes
+      std::vector<int> rows;
+      stage_inputs(empty, bucket, true, rows);
+      FT_RETURN_IF_ERROR(b_.copy_to_device(step_in_, staging_.data(), staging_.size() * 4));
+      FT_RETURN_IF_ERROR(run_decode_graph(bucket, std::min(256, opt_.max_blocks_per_seq * kv_.block_size)));
+    }
+    return b_.synchronize();
+  }
+
+  GraphStats graph_stats() const override { return stats_; }
+
+ private:
+  // The step's inputs, laid out in one device buffer (one copy per step; the
+  // graphs read them at fixed addresses): ids, positions and slots [T],
+  // q_start [S + 1], context_lens [S], block tables [S, max_blocks], sampling
+  // rows [S].
+  struct StepLayout {
+    size_t ids, positions, slots, q_start, context_lens, tables, params, total;  // in int32 units
+  };
+
+  void plan_step_inputs() {
+    const size_t T = opt_.max_tokens_per_step, S = opt_.max_seqs_per_step;
+    size_t at = 0;
+    auto take = [&](size_t n) { const size_t o = at; at += (n + 1) / 2 * 2; return o; };  // 8-byte aligned
+    in_.ids = take(T);
+    in_.positions = take(T);
+    in_.slots = take(T);
+    in_.q_start = take(S + 1);
+    in_.context_lens = take(S);
+    in_.tables = take(S * opt_.max_blocks_per_seq);
+    in_.params = take(S * sizeof(SamplingRow) / 4);
+    in_.total = at;
+    staging_.assign(in_.total, 0);
+  }
+
+  DeviceBuffer step_slice(size_t offset, size_t count) const { return slice(step_in_, offset * 4, count * 4); }
+
+  // Fills the staging copy of the step inputs. With `pad_to` above the
+  // batch's sequence count, empty sequences (one token, context 0, no KV
+  // write, greedy) fill the batch up. sample_rows gets the h_ row of each
+  // want_logits sequence (eager steps).
+  void stage_inputs(const Batch& batch, int pad_to, bool graph, std::vector<int>& sample_rows) {
+    const int S = static_cast<int>(batch.seqs.size()), MB = opt_.max_blocks_per_seq;
+    int32_t* st = staging_.data();
+    std::copy(batch.tokens.begin(), batch.tokens.end(), st + in_.ids);
+    std::copy(batch.positions.begin(), batch.positions.end(), st + in_.positions);
+    std::copy(batch.slots.begin(), batch.slots.end(), st + in_.slots);
+    auto set_params = [&](int i, const SamplingRow& r) { std::memcpy(st + in_.params + i * sizeof r / 4, &r, sizeof r); };
+    st[in_.q_start] = 0;
+    int row = 0, drawn = 0;
+    for (int s = 0; s < std::max(S, pad_to); ++s) {
+      const bool pad = s >= S;
+      const BatchSeq q = pad ? BatchSeq{.n_tokens = 1, .sampling = {}} : batch.seqs[s];
+      if (pad) {
+        st[in_.ids + row] = 0;
+        st[in_.positions + row] = 0;
+        st[in_.slots + row] = -1;
+      }
+      row += q.n_tokens;
+      st[in_.q_start + s + 1] = row;
+      st[in_.context_lens + s] = q.context_len;
+      int32_t* table = st + in_.tables + static_cast<size_t>(s) * MB;
+      std::fill(std::copy(q.block_table, q.block_table + q.n_blocks, table), table + MB, 0);
+      if (graph) {
+        set_params(s, pad ? SamplingRow{.temperature = 0} : q.sampling);
+      } else if (q.want_logits) {
+        set_params(drawn++, q.sampling);
+        sample_rows.push_back(row - 1);
+      }
+    }
+  }
+
+  static int bucket_for(int n, const std::vector<int>& buckets) {
+    for (int b : buckets)
+      if (b >= n) return b;
+    return buckets.back();
+  }
+  int bucket_for(int n) const { return bucket_for(n, buckets_); }
+
+  // The transformer layers and the final norm over T staged tokens; h_ holds
+  // the normed last hidden states.
+  Status run_layers(int T, const AttentionShape& attn, bool decode_only) {
+    const DeviceBuffer ids = step_slice(in_.ids, T), positions = step_slice(in_.positions, T),
+                       slots = step_slice(in_.slots, T), q_start = step_slice(in_.q_start, attn.n_seqs + 1),
+                       context_lens = step_slice(in_.context_lens, attn.n_seqs),
+                       tables = step_slice(in_.tables, static_cast<size_t>(attn.n_seqs) * opt_.max_blocks_per_seq);
     const size_t es = dtype_size(act_), H = c_.hidden_size;
     const RmsNormShape norm{T, static_cast<int>(H), c_.rms_norm_eps};
-    FT_RETURN_IF_ERROR(embedding(ops_, act_, embed_, ids_, T, x_));
+    FT_RETURN_IF_ERROR(embedding(ops_, act_, embed_, ids, T, x_));
     FT_RETURN_IF_ERROR(b_.copy_on_device(residual_, x_, T * H * es));
     const RopeShape rope{T, static_cast<int>(c_.num_heads), static_cast<int>(c_.num_kv_heads),
                          static_cast<int>(c_.head_dim), c_.rope_style, mscale_, c_.rms_norm_eps};
-    const AttentionShape attn{S, T, static_cast<int>(c_.num_heads), max_q, max_ctx, opt_.max_blocks_per_seq,
-                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim)))};
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
       if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_));
       else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_));
       FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_));
-      FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions_, slots_, inv_freq_, l.q_norm,
+      FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
                                                l.k_norm, q_, kv_, l.k_cache, l.v_cache));
       if (decode_only)
-        FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, q_, l.k_cache, l.v_cache, block_tables_,
-                                            context_lens_, workspace_, attn_));
+        FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, q_, l.k_cache, l.v_cache, tables, context_lens,
+                                            workspace_, attn_));
       else
-        FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start_, l.k_cache, l.v_cache, block_tables_,
-                                             context_lens_, attn_));
+        FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start, l.k_cache, l.v_cache, tables,
+                                             context_lens, attn_));
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_));
       FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_));
       FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_));
@@ -179,18 +337,41 @@ class ExecutorImpl final : public Executor {
                                    act_out_));
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.down, act_out_, T, x_));
     }
-    FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_));
-    logits.clear();
-    if (logit_rows.empty()) return b_.synchronize();
-    const int n = static_cast<int>(logit_rows.size());
-    for (int r = 0; r < n; ++r)
-      FT_RETURN_IF_ERROR(b_.copy_on_device(slice(last_, r * H * es, H * es), slice(h_, logit_rows[r] * H * es, H * es), H * es));
-    FT_RETURN_IF_ERROR(matmul(ops_, act_, lm_head_, last_, n, logits_));
-    const size_t vocab = c_.vocab_size, padded = padded_vocab_;
-    logits.resize(static_cast<size_t>(n) * vocab);
-    if (act_ == DType::kF32 && padded == vocab) return b_.copy_to_host(logits.data(), logits_, logits.size() * 4);
-    std::vector<uint8_t> raw(static_cast<size_t>(n) * padded * es);
-    FT_RETURN_IF_ERROR(b_.copy_to_host(raw.data(), logits_, raw.size()));
+    return add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_);
+  }
+
+  // logits_[i] = LM head of h_ row rows[i] (rows 0..n-1 in order are read in
+  // place; others are gathered first).
+  Status head(const std::vector<int>& rows) {
+    const size_t es = dtype_size(act_), H = c_.hidden_size;
+    const int n = static_cast<int>(rows.size());
+    bool in_place = true;
+    for (int i = 0; i < n; ++i) in_place = in_place && rows[i] == i;
+    DeviceBuffer src = h_;
+    if (!in_place) {
+      for (int i = 0; i < n; ++i)
+        FT_RETURN_IF_ERROR(b_.copy_on_device(slice(last_, i * H * es, H * es), slice(h_, rows[i] * H * es, H * es), H * es));
+      src = last_;
+    }
+    return matmul(ops_, act_, lm_head_, src, n, logits_);
+  }
+
+  // The LM head on the given rows and the draw of one token per row (sampling
+  // rows staged in the same order) into ids_out_.
+  Status head_and_sample(const std::vector<int>& rows) {
+    FT_RETURN_IF_ERROR(head(rows));
+    const int n = static_cast<int>(rows.size());
+    return sample(ops_, act_, n, sample_vocab_, padded_vocab_, logits_,
+                  step_slice(in_.params, n * sizeof(SamplingRow) / 4), ids_out_);
+  }
+
+  // Rows [first, first + n) of logits_ as f32 on the host, vocab wide.
+  Status logits_to_host(int first, int n, float* dst) {
+    const size_t vocab = c_.vocab_size, padded = padded_vocab_, es = dtype_size(act_);
+    const DeviceBuffer src = slice(logits_, first * padded * es, n * padded * es);
+    if (act_ == DType::kF32 && padded == vocab) return b_.copy_to_host(dst, src, src.bytes);
+    std::vector<uint8_t> raw(src.bytes);
+    FT_RETURN_IF_ERROR(b_.copy_to_host(raw.data(), src, raw.size()));
     for (int r = 0; r < n; ++r)
       for (size_t i = 0; i < vocab; ++i) {
         const size_t at = static_cast<size_t>(r) * padded + i;
@@ -202,12 +383,50 @@ class ExecutorImpl final : public Executor {
           std::memcpy(&h, &raw[at * 2], 2);
           v = act_ == DType::kBF16 ? bf16_to_f32(h) : fp16_to_f32(h);
         }
-        logits[static_cast<size_t>(r) * vocab + i] = v;
+        dst[static_cast<size_t>(r) * vocab + i] = v;
       }
     return Status();
   }
 
- private:
+  // One decode step of `bucket` staged sequences: replays its graph, or runs
+  // it eagerly and captures it for next time.
+  Status run_decode_graph(int bucket, int ctx_bucket) {
+    if (ops_.current_scratch().ptr != graph_scratch_) drop_graphs();  // captured pointers went stale
+    const uint64_t key = static_cast<uint64_t>(bucket) << 32 | static_cast<uint32_t>(ctx_bucket);
+    if (auto it = graphs_.find(key); it != graphs_.end()) {
+      ++stats_.replays;
+      return b_.replay(it->second);
+    }
+    const AttentionShape attn{bucket, bucket, static_cast<int>(c_.num_heads), 1, ctx_bucket, opt_.max_blocks_per_seq,
+                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim)))};
+    std::vector<int> rows(bucket);
+    for (int i = 0; i < bucket; ++i) rows[i] = i;
+    auto body = [&]() -> Status {
+      FT_RETURN_IF_ERROR(run_layers(bucket, attn, true));
+      return head_and_sample(rows);
+    };
+    FT_RETURN_IF_ERROR(body());  // this step's results; loads the kernels and sizes scratch
+    const auto t0 = std::chrono::steady_clock::now();
+    FT_RETURN_IF_ERROR(b_.begin_capture());
+    Status s = body();
+    Result<GraphHandle> g = b_.end_capture();
+    if (!s.ok()) {
+      if (g.ok()) b_.destroy_graph(*g);
+      return s;
+    }
+    if (!g.ok()) return g.status();
+    graphs_.emplace(key, *g);
+    graph_scratch_ = ops_.current_scratch().ptr;
+    ++stats_.captured;
+    stats_.capture_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return Status();
+  }
+
+  void drop_graphs() {
+    for (auto& [key, g] : graphs_) b_.destroy_graph(g);
+    graphs_.clear();
+  }
+
   static DeviceBuffer slice(DeviceBuffer b, size_t offset, size_t bytes) { return {b.ptr + offset, bytes}; }
 
   Result<DeviceBuffer> alloc(size_t bytes) {
@@ -331,7 +550,15 @@ class ExecutorImpl final : public Executor {
   DeviceBuffer output_norm_, inv_freq_;
   std::vector<Layer> layers_;
   DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, last_, logits_;
-  DeviceBuffer ids_, positions_, slots_, q_start_, context_lens_, block_tables_, workspace_;
+  DeviceBuffer step_in_, ids_out_, workspace_;
+  StepLayout in_{};
+  std::vector<int32_t> staging_;  // host copy of step_in_
+  int sample_vocab_ = 0;
+  bool graphs_on_ = false;
+  std::vector<int> buckets_;
+  std::map<uint64_t, GraphHandle> graphs_;  // (batch bucket, context bucket) -> graph
+  uint64_t graph_scratch_ = 0;
+  GraphStats stats_;
   std::vector<DeviceBuffer> owned_;
 };
 

@@ -3,9 +3,17 @@
 // the CPU and bf16 on GPUs.
 //
 // A step runs a Batch: every scheduled sequence contributes its next tokens
-// (one for decode, a chunk of the prompt for prefill), packed in order. The
-// executor returns f32 logits for the sequences that asked for them (the
-// last token of each sequence whose scheduled tokens reach its end).
+// (one for decode, a chunk of the prompt for prefill), packed in order. A
+// sequence whose scheduled tokens reach its end (want_logits) gets its next
+// token drawn on the device with its SamplingRow; only the token ids come
+// back, plus f32 logits rows for the sequences that ask for them (host-side
+// penalties or logprobs, and teacher-forced checks).
+//
+// On GPUs a decode-only step runs as a graph replay: one graph per batch-size
+// bucket (1, 2, 4, ... up to the step limit) and context bucket, captured the
+// first time it is needed (warm_up_graphs() captures the short-context ones
+// ahead). Sequences are padded to the bucket with empty ones (context 0, no
+// KV write), whose results are dropped.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +24,7 @@
 #include "runtime/model/weights.h"
 #include "runtime/ops/kv_cache_layout.h"
 #include "runtime/ops/op_context.h"
+#include "runtime/ops/sampling.h"
 
 namespace ft {
 
@@ -24,7 +33,10 @@ struct BatchSeq {
   int context_len = 0;      // cached + this step's tokens
   const int32_t* block_table = nullptr;
   int n_blocks = 0;
-  bool want_logits = false;
+  bool want_logits = false;  // the step yields the sequence's next token
+  bool host_logits = false;  // with want_logits: the last row's logits also come back
+  bool all_logits = false;   // the logits of every token of this step come back (checks)
+  SamplingRow sampling;      // with want_logits: how the device draws the token
 };
 
 struct Batch {
@@ -34,12 +46,30 @@ struct Batch {
   std::vector<BatchSeq> seqs;
 };
 
+// What a step hands back.
+struct StepOutput {
+  std::vector<int32_t> tokens;  // one per want_logits sequence, in batch order
+  // vocab floats per row, in batch order: every row of an all_logits
+  // sequence, the last row of a host_logits one.
+  std::vector<float> logits;
+  bool graph = false;           // the step ran as a graph replay
+};
+
 struct ExecutorOptions {
   int max_tokens_per_step = 512;   // tokens in one batch
   int max_seqs_per_step = 16;
   int kv_block_size = 16;
   int64_t kv_cache_bytes = 0;      // 0: sized by the caller's default rule
   int max_blocks_per_seq = 0;      // from the context limit
+  int sample_vocab = 0;            // ids drawn from are below this (0: the model's vocab)
+  bool decode_graphs = true;       // GPUs: replay decode steps as graphs
+};
+
+struct GraphStats {
+  std::vector<int> batch_buckets;  // empty: graphs are off
+  int captured = 0;
+  int replays = 0;
+  double capture_ms = 0;           // total time spent capturing
 };
 
 class Executor {
@@ -51,9 +81,12 @@ class Executor {
 
   virtual const KvLayout& kv_layout() const = 0;
   virtual DType activation_dtype() const = 0;
-  // Runs one step; logits holds vocab floats per sequence with want_logits,
-  // in batch order.
-  virtual Status forward(const Batch& batch, std::vector<float>& logits) = 0;
+  // Runs one step.
+  virtual Status forward(const Batch& batch, StepOutput& out) = 0;
+  // Captures the decode graph of every batch bucket for short contexts, so
+  // the first requests do not wait for captures. No-op without graphs.
+  virtual Status warm_up_graphs() = 0;
+  virtual GraphStats graph_stats() const = 0;
 };
 
 // Bytes one KV block takes over all layers.

@@ -42,8 +42,8 @@ Result<std::vector<KernelSpec>> plan_kernels(const WeightSet& weights, const Tar
       q.want_logits = true;
       b.seqs.push_back(q);
     }
-    std::vector<float> logits;
-    return ex->forward(b, logits);
+    StepOutput out;
+    return ex->forward(b, out);
   };
   const int ctx = std::min(o.max_context - 1, 64);
   for (int m = 1; m <= o.max_batch; ++m) FT_RETURN_IF_ERROR(run(m, 1, ctx));  // decode

@@ -36,6 +36,9 @@ class OpContext {
   // reused by every op that needs temporary space (it grows, never shrinks;
   // contents do not survive between ops). Grow it before a graph capture.
   Result<DeviceBuffer> scratch(size_t bytes);
+  // The scratch buffer as it stands (null before the first use): a captured
+  // graph that used it is stale once this changes.
+  DeviceBuffer current_scratch() const { return scratch_; }
 
   // Planning: with a recorder set, kernel() only records each distinct spec
   // (in first-use order) and hands back a null handle, so a forward pass on

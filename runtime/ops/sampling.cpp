@@ -104,10 +104,13 @@ void sample_reference(int rows, int vocab, const float* logits, const SamplingRo
 }
 
 namespace {
-Status check_sampling(const char* op, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer out_ids) {
-  if (rows <= 0 || vocab <= 0 || logits.bytes < static_cast<size_t>(rows) * vocab * dtype_size(dtype) ||
+Status check_sampling(const char* op, DType dtype, int rows, int vocab, int stride, DeviceBuffer logits,
+                      DeviceBuffer out_ids) {
+  if (rows <= 0 || vocab <= 0 || stride < vocab ||
+      logits.bytes < (static_cast<size_t>(rows - 1) * stride + vocab) * dtype_size(dtype) ||
       out_ids.bytes < static_cast<size_t>(rows) * 4)
-    return FT_ERROR(ErrorCode::kInvalidArgument, "{}: bad shape [{}, {}] or buffers too small", op, rows, vocab);
+    return FT_ERROR(ErrorCode::kInvalidArgument, "{}: bad shape [{}, {} of {}] or buffers too small", op, rows, vocab,
+                    stride);
   return Status();
 }
 }  // namespace
@@ -117,12 +120,12 @@ namespace {
 // Mirrors kernel_src/sampling.hip's SamplingArgs<T>; SamplingRow mirrors SamplingRowDev.
 static_assert(sizeof(SamplingRow) == 32, "SamplingRow must match SamplingRowDev");
 Status launch_rows(OpContext& ctx, const KernelSpec& spec, int rows, DeviceBuffer logits, DeviceBuffer params,
-                   DeviceBuffer out_ids, int vocab) {
+                   DeviceBuffer out_ids, int vocab, int stride) {
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   struct {
     uint64_t logits, params, out;
-    int vocab;
-  } args{logits.ptr, params.ptr, out_ids.ptr, vocab};
+    int vocab, stride;
+  } args{logits.ptr, params.ptr, out_ids.ptr, vocab, stride};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(rows);
   dims.block[0] = static_cast<unsigned>(spec.block_threads);
@@ -130,28 +133,34 @@ Status launch_rows(OpContext& ctx, const KernelSpec& spec, int rows, DeviceBuffe
 }
 }  // namespace
 
-Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer out_ids) {
-  FT_RETURN_IF_ERROR(check_sampling("argmax", dtype, rows, vocab, logits, out_ids));
+Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, int stride, DeviceBuffer logits,
+              DeviceBuffer out_ids) {
+  FT_RETURN_IF_ERROR(check_sampling("argmax", dtype, rows, vocab, stride, logits, out_ids));
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("argmax", dtype));
-    argmax_reference(rows, vocab, host_ptr<const float>(logits), host_ptr<int32_t>(out_ids));
+    const float* l = host_ptr<const float>(logits);
+    int32_t* out = host_ptr<int32_t>(out_ids);
+    for (int r = 0; r < rows; ++r) argmax_reference(1, vocab, l + static_cast<size_t>(r) * stride, out + r);
     return Status();
   }
-  return launch_rows(ctx, argmax_spec(ctx.facts(), dtype), rows, logits, DeviceBuffer{}, out_ids, vocab);
+  return launch_rows(ctx, argmax_spec(ctx.facts(), dtype), rows, logits, DeviceBuffer{}, out_ids, vocab, stride);
 }
 
-Status sample(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer params,
+Status sample(OpContext& ctx, DType dtype, int rows, int vocab, int stride, DeviceBuffer logits, DeviceBuffer params,
               DeviceBuffer out_ids) {
-  FT_RETURN_IF_ERROR(check_sampling("sample", dtype, rows, vocab, logits, out_ids));
+  FT_RETURN_IF_ERROR(check_sampling("sample", dtype, rows, vocab, stride, logits, out_ids));
   if (params.bytes < static_cast<size_t>(rows) * sizeof(SamplingRow))
     return FT_ERROR(ErrorCode::kInvalidArgument, "sample: params hold fewer than {} rows", rows);
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("sample", dtype));
-    sample_reference(rows, vocab, host_ptr<const float>(logits), host_ptr<const SamplingRow>(params),
-                     host_ptr<int32_t>(out_ids));
+    const float* l = host_ptr<const float>(logits);
+    const SamplingRow* p = host_ptr<const SamplingRow>(params);
+    int32_t* out = host_ptr<int32_t>(out_ids);
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < rows; ++r) sample_reference(1, vocab, l + static_cast<size_t>(r) * stride, p + r, out + r);
     return Status();
   }
-  return launch_rows(ctx, sample_spec(ctx.facts(), dtype), rows, logits, params, out_ids, vocab);
+  return launch_rows(ctx, sample_spec(ctx.facts(), dtype), rows, logits, params, out_ids, vocab, stride);
 }
 
 }  // namespace ft

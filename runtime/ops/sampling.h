@@ -1,7 +1,8 @@
 // Sampling over rows of logits on the device: greedy argmax, and seeded
 // sampling with temperature, top-k, top-p and min-p.
 //
-// logits are [rows, vocab] of `dtype`; out_ids is int32 [rows]. For sampling,
+// logits are [rows, stride] of `dtype` (stride >= vocab; tokens at or above
+// vocab in a row, such as padding, are never drawn); out_ids is int32 [rows]. For sampling,
 // each row r has its own SamplingRow (params int32/f32 arrays on the device,
 // laid out as `SamplingRow` structs) and draws one uniform number from a
 // counter-based generator keyed by (seed, step), so the same seed and step
@@ -36,9 +37,9 @@ struct SamplingRow {
 // and device (splitmix64 of seed ^ step * golden ratio, top 24 bits).
 float sampling_uniform(uint64_t seed, uint64_t step);
 
-Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer out_ids);
+Status argmax(OpContext& ctx, DType dtype, int rows, int vocab, int stride, DeviceBuffer logits, DeviceBuffer out_ids);
 // params: SamplingRow[rows] in device memory.
-Status sample(OpContext& ctx, DType dtype, int rows, int vocab, DeviceBuffer logits, DeviceBuffer params,
+Status sample(OpContext& ctx, DType dtype, int rows, int vocab, int stride, DeviceBuffer logits, DeviceBuffer params,
               DeviceBuffer out_ids);
 
 void argmax_reference(int rows, int vocab, const float* logits, int32_t* out_ids);

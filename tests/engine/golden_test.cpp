@@ -84,15 +84,59 @@ void check(const std::string& model, int first, int block_size) {
     s.block_table = table.data();
     s.n_blocks = static_cast<int>(table.size());
     s.want_logits = true;
+    s.host_logits = true;
+    s.sampling.temperature = 0;  // greedy: the drawn token is the argmax
     batch.seqs.push_back(s);
-    std::vector<float> logits;
-    Status st = (*ex)->forward(batch, logits);
+    StepOutput out;
+    Status st = (*ex)->forward(batch, out);
     ASSERT_TRUE(st.ok()) << st.to_string();
+    const std::vector<float>& logits = out.logits;
+    ASSERT_EQ(out.tokens.size(), 1u);
+    EXPECT_EQ(out.tokens[0], std::max_element(logits.begin(), logits.end()) - logits.begin());
     ASSERT_EQ(logits.size(), static_cast<size_t>(g.vocab));
     done += step;
     const double err = rel_l2(logits.data(), g.logits.data() + static_cast<size_t>(done - 1) * g.vocab, g.vocab);
     EXPECT_LT(err, 1e-4) << model << " position " << done - 1;
   }
+}
+
+// The whole prompt in one step with every position's logits (all_logits, as
+// the GPU logits check uses it): the LM head runs over the rows in chunks.
+TEST_P(GoldenLogits, AllPositionsInOneStep) {
+  const std::string dir = std::string(FT_SOURCE_DIR) + "/tests/reference/golden/" + GetParam();
+  Golden g = load_golden(dir);
+  ASSERT_FALSE(g.prompt.empty());
+  auto weights = WeightSet::open(dir);
+  ASSERT_TRUE(weights.ok()) << weights.status().to_string();
+  auto backend = open_cpu_backend(2);
+  ASSERT_TRUE(backend.ok());
+  OpContext ops(backend->get());
+  ExecutorOptions eo;
+  eo.kv_block_size = 16;
+  eo.max_tokens_per_step = 64;
+  eo.max_seqs_per_step = 3;  // does not divide the prompt: the last chunk is short
+  eo.max_blocks_per_seq = 4;
+  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(weights->config(), 16, DType::kF32)) * 4;
+  auto ex = Executor::create(backend->get(), &ops, *weights, eo);
+  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  const int n = static_cast<int>(g.prompt.size());
+  ASSERT_GT(n % 3, 0);
+  std::vector<int32_t> table = {3, 1, 0, 2};
+  Batch batch;
+  for (int i = 0; i < n; ++i) {
+    batch.tokens.push_back(g.prompt[i]);
+    batch.positions.push_back(i);
+    batch.slots.push_back(table[i / 16] * 16 + i % 16);
+  }
+  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
+                                .want_logits = true, .all_logits = true});
+  StepOutput out;
+  Status st = (*ex)->forward(batch, out);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  ASSERT_EQ(out.logits.size(), g.logits.size());
+  for (int p = 0; p < n; ++p)
+    EXPECT_LT(rel_l2(out.logits.data() + static_cast<size_t>(p) * g.vocab, g.logits.data() + static_cast<size_t>(p) * g.vocab, g.vocab), 1e-4)
+        << "position " << p;
 }
 
 TEST_P(GoldenLogits, DecodeOneTokenAtATime) { check(GetParam(), 1, 4); }

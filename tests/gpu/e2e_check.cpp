@@ -84,10 +84,12 @@ int run(int argc, char** argv) {
       b.positions.push_back(i);
       b.slots.push_back(table[i / 16] * 16 + i % 16);
     }
-    BatchSeq s{step, done + step, table.data(), (done + step + 15) / 16, true};
+    BatchSeq s{.n_tokens = step, .context_len = done + step, .block_table = table.data(),
+               .n_blocks = (done + step + 15) / 16, .want_logits = true, .host_logits = true};
     b.seqs.push_back(s);
-    std::vector<float> lg, lc;
-    Status sg = (*gpu).ex->forward(b, lg), sc = (*cpu).ex->forward(b, lc);
+    StepOutput og, oc;
+    Status sg = (*gpu).ex->forward(b, og), sc = (*cpu).ex->forward(b, oc);
+    const std::vector<float>&lg = og.logits, &lc = oc.logits;
     if (!sg.ok() || !sc.ok()) {
       std::fprintf(stderr, "e2e_check: %s\n", (!sg.ok() ? sg : sc).to_string().c_str());
       return 1;
