@@ -140,16 +140,26 @@ Status add_encoded_tensor(GgufWriter& writer, const std::string& name, GgmlType 
   auto producer = [=, rows = std::move(rows)](const GgufSink& sink) -> Status {
     // About 4 MiB of encoded rows per write.
     const uint64_t chunk_rows = std::max<uint64_t>(1, (4u << 20) / std::max<uint64_t>(*row_bytes, 1));
-    std::vector<float> row(row_len);
+    // Rows are produced and encoded in parallel (the k-quant searches are the
+    // slow part of a conversion); the bytes do not depend on the order.
     std::vector<uint8_t> out;
+    std::vector<Status> errors;
     for (uint64_t r0 = 0; r0 < n_rows; r0 += chunk_rows) {
       const uint64_t count = std::min(chunk_rows, n_rows - r0);
       out.resize(count * *row_bytes);
-      for (uint64_t r = 0; r < count; ++r) {
-        FT_RETURN_IF_ERROR(rows(r0 + r, row.data()));
-        Status s = encode_row(type, row.data(), row_len, std::span<uint8_t>(out).subspan(r * *row_bytes, *row_bytes));
-        if (!s.ok()) return s.with_context(fmt::format("tensor {} row {}", name, r0 + r));
+      errors.assign(count, Status());
+#pragma omp parallel
+      {
+        std::vector<float> row(row_len);
+#pragma omp for schedule(dynamic, 16)
+        for (uint64_t r = 0; r < count; ++r) {
+          Status s = rows(r0 + r, row.data());
+          if (s.ok())
+            s = encode_row(type, row.data(), row_len, std::span<uint8_t>(out).subspan(r * *row_bytes, *row_bytes));
+          if (!s.ok()) errors[r] = s.with_context(fmt::format("tensor {} row {}", name, r0 + r));
+        }
       }
+      for (const Status& s : errors) FT_RETURN_IF_ERROR(s);
       FT_RETURN_IF_ERROR(sink(out));
     }
     return Status();

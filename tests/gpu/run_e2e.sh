@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The GPU end-to-end checks and benchmark on a Qwen3-8B-shaped model with
+# random bf16 weights (built with HF transformers there: nothing is
+# downloaded), on a machine with an NVIDIA GPU, PyTorch and transformers.
+# Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
+# openai client). Writes its log and results under OUT_DIR.
+#
+# Usage: tests/gpu/run_e2e.sh bf16|gguf OUT_DIR [LAYERS]
+#   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
+#         and greedy tokens against ft (dump and ft-serve); the openai client
+#         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
+#         e2e_bench with HF's speed measured in the same run.
+#   gguf: the same model converted by ft-model to Q8_0 and Q4_K_M: GPU logits
+#         against the CPU backend on the same file (dequantized weights) and
+#         against HF bf16 (the quantization error); e2e_bench decode batch 1.
+set -uo pipefail
+phase="${1:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
+layers="${3:-36}"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+pack="$here/.devbuild"
+work=/tmp/ft-e2e
+mkdir -p "$work" "$out"
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
+export PYTHONUNBUFFERED=1
+tar -C "$work" -xJf "$pack/bin.tar.xz"
+bin="$work/bin"
+tok="$work/tok"
+mkdir -p "$tok"
+cp "$pack/tok/tokenizer_config.json" "$tok/"
+xz -dc "$pack/tok/tokenizer.json.xz" > "$tok/tokenizer.json"
+model="$work/qwen3-8b"
+status=0
+step() { echo; echo "== $*"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+wait_ready() {  # URL LOG: waits for /health, prints the seconds it took
+  local t0=$(date +%s.%N)
+  for _ in $(seq 1 1200); do
+    if python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1]+'/health', timeout=2)" "$1" 2>/dev/null; then
+      python3 -c "import sys; print(f'ready after {float(sys.argv[2]) - float(sys.argv[1]):.2f} s')" "$t0" "$(date +%s.%N)"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "ft-serve did not become ready"; tail -20 "$2"; return 1
+}
+
+if [ "$phase" = bf16 ]; then
+  export FT_CACHE_DIR="$work/cache"
+  step "tiny model: three sequences on the GPU (decode graphs, padded bucket) against the CPU"
+  "$bin/ft-model" synth --arch qwen3 --layers 2 --hidden 512 --intermediate 1024 --heads 8 --kv-heads 2 \
+    --head-dim 128 --type bf16 --seed 3 --quiet --vocab-from "$tok/tokenizer.json" \
+    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny.gguf" || status=1
+  "$bin/e2e_check" "$work/tiny.gguf" 40 cuda:0 | tail -8 || status=1
+  "$bin/op_check" sampling | tail -3 || status=1
+
+  step "HF transformers: build, save, teacher-forced logits, greedy tokens, speed"
+  python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" || exit 1
+
+  step "ft on cuda:0: the 128-token prompt in one step, every position's logits (cold kernel cache)"
+  rm -rf "$FT_CACHE_DIR"
+  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 || status=1
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
+    --label "bf16 ft vs HF" || status=1
+
+  step "ft-serve: cold start (empty kernel cache), then warm"
+  rm -rf "$FT_CACHE_DIR"
+  for start in cold warm; do
+    "$bin/ft-serve" --model "$model" --device cuda:0 --port 8111 --max-batch 32 > "$work/serve_$start.log" 2>&1 &
+    pid=$!
+    echo -n "$start: "; wait_ready http://127.0.0.1:8111 "$work/serve_$start.log" || status=1
+    grep -E "kernels ready|decode graphs|KV cache|weights" "$work/serve_$start.log" | sed 's/^\[[^]]*\] \[info\] /  /'
+    [ "$start" = cold ] && { kill $pid; wait $pid 2>/dev/null; }
+  done
+  python3 "$here/tests/gpu/hf_compare.py" greedy --url http://127.0.0.1:8111 --ref "$model" || status=1
+  xz -dc "$pack/node.xz" > "$work/node" && chmod +x "$work/node"
+  "$work/node" "$pack/openai_check.bundle.mjs" http://127.0.0.1:8111 32 || status=1
+  kill $pid; wait $pid 2>/dev/null
+  cp "$work"/serve_*.log "$out/" 2>/dev/null
+
+  step "e2e_bench: bf16, HF measured above as the peer"
+  "$bin/e2e_bench" --model "$model" --peer "$model/peer.txt" --batch 32 || status=1
+else
+  export FT_CACHE_DIR="$work/cache"
+  step "HF transformers: build, save, teacher-forced logits"
+  python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  for q in q8_0 q4_k_m; do
+    step "$q: convert, GPU logits against the CPU on the same file and against HF bf16"
+    t0=$SECONDS
+    "$bin/ft-model" convert "$model" --type "$q" -o "$work/$q.gguf" --quiet || status=1
+    echo "converted in $((SECONDS - t0)) s ($(du -h "$work/$q.gguf" | cut -f1))"
+    "$bin/e2e_check" --dump "$work/$q.gguf" "$model/ids.bin" "$work/gpu_$q.f32" cuda:0 || status=1
+    "$bin/e2e_check" --dump "$work/$q.gguf" "$model/ids.bin" "$work/cpu_$q.f32" cpu || status=1
+    python3 "$here/tests/gpu/hf_compare.py" logits --ref "$work/cpu_$q.f32" --got "$work/gpu_$q.f32" \
+      --label "$q GPU vs CPU (dequantized weights)" || status=1
+    python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/cpu_$q.f32" \
+      --max 1 --label "$q CPU vs HF bf16 (the quantization's own error)"
+    "$bin/e2e_bench" --model "$work/$q.gguf" --only-b1 || status=1
+  done
+fi
+exit $status
