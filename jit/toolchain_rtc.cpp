@@ -181,6 +181,11 @@ Result<std::unique_ptr<Toolchain>> open_rtc(const RtcFlavor& flavor) {
 }  // namespace
 
 Result<std::unique_ptr<Toolchain>> open_nvrtc() {
+  // NVRTC keeps its own cache of cubins (the CUDA compute cache) and, on a
+  // hit, returns the cubin without running ptxas, so the log lacks the
+  // "ptxas info" lines the registers and spills are read from. The compile
+  // service's SQLite cache stands in for it: turn it off before NVRTC loads.
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   static const RtcFlavor kFlavor{"nvrtc", "nvrtc", "GetCUBIN", Vendor::kNvidia,
                                  {"libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so.13",
                                   "/usr/local/cuda/lib64/libnvrtc.so.12"}};

@@ -235,6 +235,27 @@ TEST_F(EngineTest, LogprobsComeWithEveryToken) {
   }
 }
 
+// Without logprobs or penalties the token is drawn by the sampling op on the
+// device; with logprobs the host draws from the logits row. Both run the same
+// seeded algorithm, so a seed gives the same tokens either way.
+TEST_F(EngineTest, DeviceAndHostDrawsAgree) {
+  auto engine = open();
+  ASSERT_TRUE(engine);
+  Collector device, host;
+  SamplingParams sp = params(21, 12, 1.0f);
+  sp.top_k = 40;
+  sp.min_p = 0.01f;
+  ASSERT_TRUE(engine->submit({prompt(*engine, "The weather"), sp, device.callback()}).ok());
+  sp.logprobs = 0;
+  ASSERT_TRUE(engine->submit({prompt(*engine, "The weather"), sp, host.callback()}).ok());
+  ASSERT_TRUE(device.wait());
+  ASSERT_TRUE(host.wait());
+  EXPECT_EQ(device.tokens.size(), 12u);
+  EXPECT_EQ(device.tokens, host.tokens);
+  EXPECT_TRUE(device.logprobs.empty());
+  EXPECT_EQ(host.logprobs.size(), 12u);
+}
+
 TEST_F(EngineTest, BadRequestsAreRefusedWithReasons) {
   auto engine = open();
   ASSERT_TRUE(engine);

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/engine/sampler.h"
+#include "runtime/device/backend.h"
 #include "runtime/ops/sampling.h"
 
 namespace ft {
@@ -104,6 +106,55 @@ TEST(Sampler, PaddedVocabularyRowsAreNeverDrawn) {
     in.step = s;
     EXPECT_LT(sample_token(in).token, 2);
   }
+}
+
+// The sampling op (what the executor runs on the device; here its CPU branch)
+// on rows with a stride wider than the vocabulary, against the host sampler
+// on each row alone: same tokens, and the padding past vocab never drawn.
+TEST(Sampler, OpOnStridedRowsMatchesTheHostSampler) {
+  auto backend = open_cpu_backend(2);
+  ASSERT_TRUE(backend.ok());
+  OpContext ctx(backend->get());
+  const int rows = 6, vocab = 50, stride = 64;
+  std::vector<float> logits(static_cast<size_t>(rows) * stride, 1e4f);  // padding would win any draw
+  std::vector<SamplingRow> params(rows);
+  uint64_t x = 99;
+  for (int r = 0; r < rows; ++r) {
+    for (int i = 0; i < vocab; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      logits[static_cast<size_t>(r) * stride + i] = static_cast<float>((x >> 40) % 1000) / 200.0f;
+    }
+    params[r] = SamplingRow{.temperature = r == 0 ? 0.0f : 0.7f + 0.1f * r, .top_k = r == 2 ? 5 : 0,
+                            .top_p = r == 3 ? 0.8f : 1.0f, .min_p = r == 4 ? 0.1f : 0.0f,
+                            .seed = 1000u + r, .step = static_cast<uint64_t>(3 * r)};
+  }
+  Backend& b = ctx.backend();
+  auto dl = b.alloc(logits.size() * 4), dp = b.alloc(rows * sizeof(SamplingRow)), dout = b.alloc(rows * 4),
+       dmax = b.alloc(rows * 4);
+  ASSERT_TRUE(dl.ok() && dp.ok() && dout.ok() && dmax.ok());
+  ASSERT_TRUE(b.copy_to_device(*dl, logits.data(), logits.size() * 4).ok());
+  ASSERT_TRUE(b.copy_to_device(*dp, params.data(), rows * sizeof(SamplingRow)).ok());
+  ASSERT_TRUE(sample(ctx, DType::kF32, rows, vocab, stride, *dl, *dp, *dout).ok());
+  ASSERT_TRUE(argmax(ctx, DType::kF32, rows, vocab, stride, *dl, *dmax).ok());
+  std::vector<int32_t> got(rows), best(rows);
+  ASSERT_TRUE(b.copy_to_host(got.data(), *dout, rows * 4).ok());
+  ASSERT_TRUE(b.copy_to_host(best.data(), *dmax, rows * 4).ok());
+  for (int r = 0; r < rows; ++r) {
+    const std::vector<float> row(logits.begin() + static_cast<size_t>(r) * stride,
+                                 logits.begin() + static_cast<size_t>(r) * stride + vocab);
+    SamplingParams p;
+    p.temperature = params[r].temperature;
+    p.top_k = params[r].top_k;
+    p.top_p = params[r].top_p;
+    p.min_p = params[r].min_p;
+    EXPECT_EQ(got[r], draw(row, p, params[r].step, params[r].seed)) << "row " << r;
+    EXPECT_EQ(best[r], std::max_element(row.begin(), row.end()) - row.begin()) << "row " << r;
+    EXPECT_LT(got[r], vocab);
+  }
+  // A stride below vocab, or a buffer too short for it, is refused.
+  EXPECT_FALSE(argmax(ctx, DType::kF32, rows, vocab, vocab - 1, *dl, *dmax).ok());
+  EXPECT_FALSE(argmax(ctx, DType::kF32, rows + 1, vocab, 4 * stride, *dl, *dmax).ok());
+  for (DeviceBuffer d : {*dl, *dp, *dout, *dmax}) b.free(d);
 }
 
 TEST(Sampler, UniformIsInRangeAndDependsOnSeedAndStep) {
