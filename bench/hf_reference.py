@@ -7,6 +7,7 @@ files, and writes what FreeToken is compared against:
 
   ids.bin          the 128-token prompt (int32)
   hf_logits.f32    teacher-forced logits of every prompt position, [128, vocab] f32
+  hf_logits_fp32.f32  the same with the weights upcast and the model run in f32
   greedy.json      HF's greedy continuation (64 tokens) and the top-1 minus top-2
                    logit margin at each step
   peer.txt         HF's own speed in this run: decode batch 1 and 32, prefill 2048
@@ -76,6 +77,11 @@ def main():
         g = model.generate(x, max_new_tokens=a.greedy, min_new_tokens=a.greedy, do_sample=False,
                            output_scores=True, return_dict_in_generate=True, pad_token_id=0)
     tokens = g.sequences[0, a.prompt:].tolist()
+    # The same weights in f32: how far bf16 itself (HF's and ours) is from exact.
+    with torch.no_grad():
+        model.float()
+        model(x).logits[0].float().cpu().numpy().tofile(os.path.join(a.out, "hf_logits_fp32.f32"))
+        model.to(torch.bfloat16)
     margins = []
     for s in g.scores:
         top = torch.topk(s[0].float(), 2).values

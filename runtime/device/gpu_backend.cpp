@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <filesystem>
@@ -111,38 +112,46 @@ class GpuBackend final : public Backend {
   DeviceKind kind() const override { return kind_; }
   const DeviceInfo& info() const override { return info_; }
   Result<int64_t> free_bytes() override {
+    bind();
     size_t free = 0, total = 0;
     FT_RETURN_IF_ERROR(check(api_.mem_get_info(&free, &total), "memory info"));
     return static_cast<int64_t>(free);
   }
 
   Result<DeviceBuffer> alloc(size_t bytes) override {
+    bind();
     Ptr p = 0;
     FT_RETURN_IF_ERROR(check(api_.mem_alloc(&p, bytes ? bytes : 1), fmt::format("allocating {} bytes", bytes)));
     return DeviceBuffer{p, bytes};
   }
   void free(DeviceBuffer b) override {
+    bind();
     if (b.ptr) api_.mem_free(b.ptr);
   }
   Status copy_to_device(DeviceBuffer dst, const void* src, size_t bytes) override {
+    bind();
     if (bytes > dst.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes into a {}-byte buffer", bytes, dst.bytes);
     FT_RETURN_IF_ERROR(check(api_.memcpy_htod_async(dst.ptr, src, bytes, stream_), "host-to-device copy"));
     return synchronize();  // the source may be pageable memory the caller reuses
   }
   Status copy_to_host(void* dst, DeviceBuffer src, size_t bytes) override {
+    bind();
     if (bytes > src.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes from a {}-byte buffer", bytes, src.bytes);
     FT_RETURN_IF_ERROR(check(api_.memcpy_dtoh_async(dst, src.ptr, bytes, stream_), "device-to-host copy"));
     return synchronize();
   }
   Status fill_bytes(DeviceBuffer dst, uint8_t value) override {
+    bind();
     return check(api_.memset_d8_async(dst.ptr, value, dst.bytes, stream_), "memset");
   }
   Status copy_on_device(DeviceBuffer dst, DeviceBuffer src, size_t bytes) override {
+    bind();
     if (bytes > dst.bytes || bytes > src.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "device copy of {} bytes overruns a buffer", bytes);
     return check(api_.memcpy_dtod_async(dst.ptr, src.ptr, bytes, stream_), "device-to-device copy");
   }
   Status copy_2d(DeviceBuffer dst, size_t dst_pitch, DeviceBuffer src, size_t src_pitch, size_t width,
                  size_t rows) override {
+    bind();
     FT_RETURN_IF_ERROR(check_2d(dst, dst_pitch, src, src_pitch, width, rows));
     if (rows == 0 || width == 0) return Status();
     if (api_.hip_memcpy_2d_async)
@@ -165,6 +174,7 @@ class GpuBackend final : public Backend {
     return check(api_.cu_memcpy_2d_async(&desc, stream_), "2-D device copy");
   }
   Result<KernelHandle> load_kernel(const std::string& code_object, const std::string& symbol) override {
+    bind();
     Handle m = nullptr;
     FT_RETURN_IF_ERROR(check(api_.module_load_data(&m, code_object.data()), "module load"));
     modules_.push_back(m);
@@ -173,17 +183,23 @@ class GpuBackend final : public Backend {
     return KernelHandle{f};
   }
   Status launch(KernelHandle k, const LaunchDims& d, const void* args, size_t) override {
+    bind();
     void* params[] = {const_cast<void*>(args)};
     return check(api_.launch_kernel(k.function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
                                     d.shared_bytes, stream_, params, nullptr),
                  "kernel launch");
   }
-  Status synchronize() override { return check(api_.stream_synchronize(stream_), "stream synchronize"); }
+  Status synchronize() override {
+    bind();
+    return check(api_.stream_synchronize(stream_), "stream synchronize");
+  }
 
   Status begin_capture() override {
+    bind();
     return check(api_.stream_begin_capture(stream_, api_.capture_mode_relaxed), "begin stream capture");
   }
   Result<GraphHandle> end_capture() override {
+    bind();
     Handle graph = nullptr, exec = nullptr;
     FT_RETURN_IF_ERROR(check(api_.stream_end_capture(stream_, &graph), "end stream capture"));
     Status s = check(api_.graph_instantiate(&exec, graph, 0), "graph instantiate");
@@ -191,12 +207,17 @@ class GpuBackend final : public Backend {
     if (!s.ok()) return s;
     return GraphHandle{exec};
   }
-  Status replay(GraphHandle g) override { return check(api_.graph_launch(g.exec, stream_), "graph launch"); }
+  Status replay(GraphHandle g) override {
+    bind();
+    return check(api_.graph_launch(g.exec, stream_), "graph launch");
+  }
   void destroy_graph(GraphHandle g) override {
+    bind();
     if (g.exec) api_.graph_exec_destroy(g.exec);
   }
 
   Result<double> time_ms(const std::function<Status()>& work, int repeats) override {
+    bind();
     Handle start = nullptr, stop = nullptr;
     FT_RETURN_IF_ERROR(check(api_.event_create(&start, 0), "event create"));
     FT_RETURN_IF_ERROR(check(api_.event_create(&stop, 0), "event create"));
@@ -213,6 +234,17 @@ class GpuBackend final : public Backend {
   }
 
  private:
+  // The context is current per thread: a backend used from a thread other
+  // than the one that opened it (the engine's loop) makes it current there
+  // first. A per-backend id (not the address, which can be reused) marks
+  // which backend this thread last bound.
+  void bind() {
+    thread_local uint64_t bound = 0;
+    if (bound != id_) {
+      make_current();
+      bound = id_;
+    }
+  }
   void make_current() {
     if (api_.ctx_set_current) api_.ctx_set_current(ctx_);
     if (api_.set_device) api_.set_device(ordinal_);
@@ -230,6 +262,10 @@ class GpuBackend final : public Backend {
   DeviceInfo info_;
   Handle stream_ = nullptr;
   std::vector<Handle> modules_;
+  const uint64_t id_ = [] {
+    static std::atomic<uint64_t> next{1};
+    return next++;
+  }();
 };
 
 // Common tail of both openers: device count, name, memory, then the backend.

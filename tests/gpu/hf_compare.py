@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """FreeToken against HF transformers on the GPU machine (files from bench/hf_reference.py).
 
-  hf_compare.py logits --ref A.f32 --got B.f32 [--vocab 151936] [--max 2e-2] [--label NAME]
+  hf_compare.py logits --ref A.f32 --got B.f32 [--vocab 151936] [--max 2e-2] [--label NAME] [--rows N]
       Relative L2 error of B's logits against A's, per position; exits 1 if the
       worst position reaches --max.
   hf_compare.py greedy --url URL --ref DIR
@@ -18,8 +18,8 @@ import numpy as np
 
 
 def logits(a):
-    ref = np.fromfile(a.ref, dtype=np.float32).reshape(-1, a.vocab).astype(np.float64)
-    got = np.fromfile(a.got, dtype=np.float32).reshape(-1, a.vocab).astype(np.float64)
+    ref = np.fromfile(a.ref, dtype=np.float32).reshape(-1, a.vocab)[:a.rows].astype(np.float64)
+    got = np.fromfile(a.got, dtype=np.float32).reshape(-1, a.vocab)[:a.rows].astype(np.float64)
     if ref.shape != got.shape:
         print(f"{a.label}: shapes differ: {ref.shape} vs {got.shape}")
         return 1
@@ -69,6 +69,7 @@ def main():
     l.add_argument("--vocab", type=int, default=151936)
     l.add_argument("--max", type=float, default=2e-2)
     l.add_argument("--label", default="logits")
+    l.add_argument("--rows", type=int, default=None, help="compare only the first N positions")
     g = sub.add_parser("greedy")
     g.add_argument("--url", required=True)
     g.add_argument("--ref", required=True)

@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -57,7 +57,7 @@ sys.exit(1)
 PY
 }
 
-if [ "$phase" = bf16 ]; then
+if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
   step "tiny model: three sequences on the GPU (decode graphs, padded bucket) against the CPU"
   "$bin/ft-model" synth --arch qwen3 --layers 2 --hidden 512 --intermediate 1024 --heads 8 --kv-heads 2 \
@@ -71,8 +71,13 @@ if [ "$phase" = bf16 ]; then
   step "ft on cuda:0: the 128-token prompt in one step, every position's logits (cold kernel cache)"
   rm -rf "$FT_CACHE_DIR"
   "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 || status=1
+  python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print({k: c.get(k) for k in ('rope_theta','rope_parameters','rope_scaling','rms_norm_eps','tie_word_embeddings','transformers_version')})" "$model/config.json"
   python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
-    --label "bf16 ft vs HF" || status=1
+    --label "bf16 ft vs HF bf16" || status=1
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
+    --max 1 --label "bf16 ft vs HF f32"
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
+    --max 1 --label "HF bf16 vs HF f32"
 
   step "ft-serve: cold start (empty kernel cache), then warm"
   rm -rf "$FT_CACHE_DIR"
@@ -91,22 +96,31 @@ if [ "$phase" = bf16 ]; then
 
   step "e2e_bench: bf16, HF measured above as the peer"
   "$bin/e2e_bench" --model "$model" --peer "$model/peer.txt" --batch 32 || status=1
-else
+fi
+if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
-  step "HF transformers: build, save, teacher-forced logits"
-  python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  if [ ! -f "$model/hf_logits.f32" ]; then
+    step "HF transformers: build, save, teacher-forced logits"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+  # The CPU reference runs 8B in f32 on the host: the first 32 positions only.
+  head -c 128 "$model/ids.bin" > "$work/ids32.bin"
   for q in q8_0 q4_k_m; do
     step "$q: convert, GPU logits against the CPU on the same file and against HF bf16"
     t0=$SECONDS
     "$bin/ft-model" convert "$model" --type "$q" -o "$work/$q.gguf" --quiet || status=1
     echo "converted in $((SECONDS - t0)) s ($(du -h "$work/$q.gguf" | cut -f1))"
-    "$bin/e2e_check" --dump "$work/$q.gguf" "$model/ids.bin" "$work/gpu_$q.f32" cuda:0 || status=1
-    "$bin/e2e_check" --dump "$work/$q.gguf" "$model/ids.bin" "$work/cpu_$q.f32" cpu || status=1
+    "$bin/e2e_bench" --model "$work/$q.gguf" --only-b1 | tail -3 || status=1
+    "$bin/e2e_check" --dump "$work/$q.gguf" "$work/ids32.bin" "$work/gpu_$q.f32" cuda:0 || status=1
+    t0=$SECONDS
+    "$bin/e2e_check" --dump "$work/$q.gguf" "$work/ids32.bin" "$work/cpu_$q.f32" cpu || status=1
+    echo "CPU reference in $((SECONDS - t0)) s"
     python3 "$here/tests/gpu/hf_compare.py" logits --ref "$work/cpu_$q.f32" --got "$work/gpu_$q.f32" \
       --label "$q GPU vs CPU (dequantized weights)" || status=1
     python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/cpu_$q.f32" \
-      --max 1 --label "$q CPU vs HF bf16 (the quantization's own error)"
-    "$bin/e2e_bench" --model "$work/$q.gguf" --only-b1 || status=1
+      --rows 32 --max 1 --label "$q CPU vs HF bf16 (the quantization's own error)"
+    python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/cpu_$q.f32" \
+      --rows 32 --max 1 --label "$q CPU vs HF f32"
   done
 fi
 exit $status
