@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -69,6 +70,9 @@ class EngineImpl final : public Engine {
       if (progress) progress(line);
     };
     options_ = o;
+    // The device (driver and context start-up, a few hundred ms on a GPU) opens
+    // while the weights are mapped and the tokenizer is parsed.
+    auto session = std::async(std::launch::async, [device = o.device] { return open_op_session(device); });
     FT_ASSIGN_OR_RETURN(weights_, WeightSet::open(o.model_path));
     config_ = weights_.config();
     FT_ASSIGN_OR_RETURN(Tokenizer tokenizer, load_model_tokenizer(o.model_path, weights_.gguf()));
@@ -82,7 +86,7 @@ class EngineImpl final : public Engine {
       log::warn("{}: no chat template ({}); /v1/chat/completions needs --chat-template", o.model_path,
                 t.status().message());
     }
-    FT_ASSIGN_OR_RETURN(session_, open_op_session(o.device));
+    FT_ASSIGN_OR_RETURN(session_, session.get());
     backend_ = session_.backend.get();
     ops_ = session_.ops.get();
     jit_ = session_.jit.get();
@@ -234,7 +238,8 @@ class EngineImpl final : public Engine {
         const BatchSeq& q = batch.seqs[i];
         if (!q.want_logits) continue;
         Active* a = active_.at(step[i].seq->id).get();
-        SampleOutput chosen{.token = out.tokens[token++]};
+        SampleOutput chosen;
+        chosen.token = out.tokens[token++];
         if (q.host_logits) {
           const size_t vocab = config_.vocab_size;
           chosen = sample_on_host(a, std::span<const float>(out.logits.data() + row * vocab, vocab));

@@ -123,4 +123,6 @@ if [ "$phase" = gguf ] || [ "$phase" = all ]; then
       --rows 32 --max 1 --label "$q CPU vs HF f32"
   done
 fi
+step "sampling kernels against the CPU reference"
+"$bin/op_check" sampling || status=1
 exit $status
