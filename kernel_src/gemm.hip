@@ -23,6 +23,7 @@
 // Grid: x over M tiles (fastest), y over N tiles, so the blocks in flight
 // share one W tile and stream x from L2: W is read from DRAM once.
 #include "ft_device.h"
+#include "ggml_blocks.h"
 
 namespace ft {
 
@@ -450,96 +451,6 @@ struct GemmDequantArgs {
   const ft_u8* w;     // GGUF tensor bytes
   T* out;             // [groups * 32]
   long long groups;   // n * K / 32
-};
-
-FT_DEVICE float load_f16(const ft_u8* p) { return to_float(f16{static_cast<ft_u16>(p[0] | (p[1] << 8))}); }
-
-// Scale and min j (0..7) of a Q4_K / Q5_K block's 12 packed scale bytes.
-FT_DEVICE void k_scale_min(const ft_u8* s, int j, float* sc, float* mn) {
-  if (j < 4) {
-    *sc = static_cast<float>(s[j] & 63);
-    *mn = static_cast<float>(s[j + 4] & 63);
-  } else {
-    *sc = static_cast<float>((s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4));
-    *mn = static_cast<float>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-  }
-}
-
-// Element l of the 32-element group `sub` of one block at `b`.
-template <int kType> struct GgmlGroup;
-template <> struct GgmlGroup<0> {  // F32
-  static constexpr int kBlockBytes = 128, kGroups = 1;
-  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
-    for (int l = 0; l < 32; ++l) y[l] = *reinterpret_cast<const float*>(b + 4 * l);
-  }
-};
-template <> struct GgmlGroup<1> {  // F16
-  static constexpr int kBlockBytes = 64, kGroups = 1;
-  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
-    for (int l = 0; l < 32; ++l) y[l] = load_f16(b + 2 * l);
-  }
-};
-template <> struct GgmlGroup<30> {  // BF16
-  static constexpr int kBlockBytes = 64, kGroups = 1;
-  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
-    for (int l = 0; l < 32; ++l) y[l] = to_float(bf16{static_cast<ft_u16>(b[2 * l] | (b[2 * l + 1] << 8))});
-  }
-};
-template <> struct GgmlGroup<2> {  // Q4_0 {f16 d; u8 qs[16]}
-  static constexpr int kBlockBytes = 18, kGroups = 1;
-  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
-    const float d = load_f16(b);
-    for (int j = 0; j < 16; ++j) {
-      y[j] = d * static_cast<float>((b[2 + j] & 0x0F) - 8);
-      y[j + 16] = d * static_cast<float>((b[2 + j] >> 4) - 8);
-    }
-  }
-};
-template <> struct GgmlGroup<8> {  // Q8_0 {f16 d; i8 qs[32]}
-  static constexpr int kBlockBytes = 34, kGroups = 1;
-  static FT_DEVICE void decode(const ft_u8* b, int, float* y) {
-    const float d = load_f16(b);
-    for (int j = 0; j < 32; ++j) y[j] = d * static_cast<float>(static_cast<ft_i8>(b[2 + j]));
-  }
-};
-template <> struct GgmlGroup<12> {  // Q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}
-  static constexpr int kBlockBytes = 144, kGroups = 8;
-  static FT_DEVICE void decode(const ft_u8* b, int sub, float* y) {
-    float sc, mn;
-    k_scale_min(b + 4, sub, &sc, &mn);
-    const float d = load_f16(b) * sc, m = load_f16(b + 2) * mn;
-    const ft_u8* q = b + 16 + 32 * (sub >> 1);
-    const int shift = (sub & 1) * 4;
-    for (int l = 0; l < 32; ++l) y[l] = d * static_cast<float>((q[l] >> shift) & 0x0F) - m;
-  }
-};
-template <> struct GgmlGroup<13> {  // Q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}
-  static constexpr int kBlockBytes = 176, kGroups = 8;
-  static FT_DEVICE void decode(const ft_u8* b, int sub, float* y) {
-    float sc, mn;
-    k_scale_min(b + 4, sub, &sc, &mn);
-    const float d = load_f16(b) * sc, m = load_f16(b + 2) * mn;
-    const ft_u8* qh = b + 16;
-    const ft_u8* q = b + 48 + 32 * (sub >> 1);
-    const int shift = (sub & 1) * 4;
-    for (int l = 0; l < 32; ++l)
-      y[l] = d * static_cast<float>(((q[l] >> shift) & 0x0F) | (((qh[l] >> sub) & 1) << 4)) - m;
-  }
-};
-template <> struct GgmlGroup<14> {  // Q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}
-  static constexpr int kBlockBytes = 210, kGroups = 8;
-  static FT_DEVICE void decode(const ft_u8* b, int sub, float* y) {
-    const int half = sub >> 2, quarter = sub & 3;
-    const ft_u8* ql = b + 64 * half + 32 * (quarter & 1);
-    const ft_u8* qh = b + 128 + 32 * half;
-    const ft_i8* sc = reinterpret_cast<const ft_i8*>(b + 192) + 8 * half + 2 * quarter;
-    const float d = load_f16(b + 208);
-    const int lshift = (quarter >> 1) * 4, hshift = 2 * quarter;
-    for (int l = 0; l < 32; ++l) {
-      const int q = (((ql[l] >> lshift) & 0x0F) | (((qh[l] >> hshift) & 3) << 4)) - 32;
-      y[l] = d * static_cast<float>(sc[l >> 4]) * static_cast<float>(q);
-    }
-  }
 };
 
 template <typename T, int kType>

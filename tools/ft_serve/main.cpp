@@ -28,11 +28,12 @@ constexpr const char* kUsage =
     "  POST /v1/chat/completions, /v1/completions (streaming and not), GET /v1/models,\n"
     "  GET /health, GET /metrics (Prometheus), POST /tokenize, /detokenize, /apply-template.\n\n"
     "  --model PATH              GGUF file or HF safetensors folder (required)\n"
-    "  --device D                auto | cpu | cuda:N (default auto)\n"
+    "  --device D                auto | cpu | cuda:N | hip:N (default auto: the first GPU, else the CPU)\n"
     "  --host H                  address to listen on (default 127.0.0.1; 0.0.0.0 for all)\n"
     "  --port N                  TCP port (default 8080; 0 picks a free one, printed in the log)\n"
     "  --ctx N                   context length per sequence (default: the model's, at most 8192)\n"
-    "  --max-batch N             sequences decoded together (default 16)\n"
+    "  --max-batch N             sequences decoded together (default 16; decode graphs per power of 2 up to it)\n"
+    "  --prefill-chunk N         prompt tokens per sequence per step (default 512)\n"
     "  --max-queue N             waiting requests before new ones get 503 (default 256)\n"
     "  --kv-cache-mb N           KV cache size in MiB (default: from free device memory)\n"
     "  --api-key KEY             require 'Authorization: Bearer KEY' (all endpoints but /health)\n"
@@ -64,14 +65,18 @@ Result<ServeConfig> parse_config(const ft::tools::CliArgs& a) {
   if (!std::filesystem::exists(c.engine.model_path, ec))
     return FT_ERROR(ErrorCode::kNotFound, "model not found: {}", c.engine.model_path);
   c.engine.device = a.get("--device", "auto");
-  if (c.engine.device != "auto" && c.engine.device != "cpu" && c.engine.device.rfind("cuda:", 0) != 0)
-    return FT_ERROR(ErrorCode::kInvalidArgument, "--device must be auto, cpu or cuda:N, got '{}'", c.engine.device);
+  if (c.engine.device != "auto" && c.engine.device != "cpu" && c.engine.device.rfind("cuda:", 0) != 0 &&
+      c.engine.device.rfind("hip:", 0) != 0)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "--device must be auto, cpu, cuda:N or hip:N, got '{}'",
+                    c.engine.device);
   FT_ASSIGN_OR_RETURN(int64_t port, a.get_int("--port", 8080));
   if (port < 0 || port > 65535) return FT_ERROR(ErrorCode::kInvalidArgument, "--port must be 0..65535, got {}", port);
   c.http.host = a.get("--host", "127.0.0.1");
   c.http.port = static_cast<int>(port);
   FT_ASSIGN_OR_RETURN(uint32_t max_batch, a.get_positive_u32("--max-batch", c.engine.max_batch));
   FT_ASSIGN_OR_RETURN(uint32_t max_queue, a.get_positive_u32("--max-queue", c.engine.max_queue));
+  FT_ASSIGN_OR_RETURN(uint32_t chunk, a.get_positive_u32("--prefill-chunk", c.engine.prefill_chunk));
+  c.engine.prefill_chunk = static_cast<int>(chunk);
   c.engine.max_batch = static_cast<int>(max_batch);
   c.engine.max_queue = static_cast<int>(max_queue);
   if (a.has("--ctx")) {
@@ -126,7 +131,7 @@ int main(int argc, char** argv) {
     }
   }
   auto args = ft::tools::CliArgs::parse(
-      {.value_options = {"--model", "--device", "--host", "--port", "--ctx", "--max-batch", "--max-queue",
+      {.value_options = {"--model", "--device", "--host", "--port", "--ctx", "--max-batch", "--prefill-chunk", "--max-queue",
                          "--kv-cache-mb", "--api-key", "--chat-template", "--served-model-name"},
        .flags = {"--version"}},
       argc - 1, argv + 1);
