@@ -133,13 +133,16 @@ FT_DEVICE void sample_rows(const SamplingArgs<T>& a) {
     t = bits_float(bits);
   }
   if (p.top_p < 1.0f) {
+    // The largest v whose mass(p >= v) reaches the goal, built bit by bit
+    // from zero (mass is non-increasing in v, so the greedy search is exact);
+    // it is at least t, up to float error in the sums, hence the max.
     const float goal = p.top_p * mass_at_least(t);
-    ft_u32 bits = float_bits(t);
+    ft_u32 bits = 0;
     for (int b = 30; b >= 0; --b) {
       const ft_u32 trial = bits | (1u << b);
-      if (trial > float_bits(t) && bits_float(trial) <= 1.0f && mass_at_least(bits_float(trial)) >= goal) bits = trial;
+      if (bits_float(trial) <= 1.0f && mass_at_least(bits_float(trial)) >= goal) bits = trial;
     }
-    t = bits_float(bits);
+    if (bits_float(bits) > t) t = bits_float(bits);
   }
   if (p.min_p > t) t = p.min_p;
   // Draw: thread-contiguous chunks so a scan over threads gives index order.

@@ -48,7 +48,8 @@ Result<std::vector<KernelSpec>> plan_kernels(const WeightSet& weights, const Tar
   const int ctx = std::min(o.max_context - 1, 64);
   for (int m = 1; m <= o.max_batch; ++m) FT_RETURN_IF_ERROR(run(m, 1, ctx));  // decode
   FT_RETURN_IF_ERROR(run(1, std::min(o.prefill_chunk, o.max_context - 1), 0));  // prefill chunk
-  FT_RETURN_IF_ERROR(run(std::min(2, o.max_batch), std::min(8, o.prefill_chunk / 2), ctx));  // extend
+  const int extend = std::max(1, std::min(8, o.prefill_chunk / 2));
+  FT_RETURN_IF_ERROR(run(std::min(2, o.max_batch), extend, std::max(0, std::min(ctx, o.max_context - extend))));  // extend
   return specs;
 }
 

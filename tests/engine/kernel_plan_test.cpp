@@ -52,6 +52,19 @@ TEST_F(KernelPlanTest, ListsEveryFamilyOnceForNvidiaAndAmd) {
   }
 }
 
+// A context barely longer than a prefill chunk (e2e_check --dump plans for
+// the prompt plus 16 tokens): every planned step must fit it, the extend step
+// included, and the graph buckets stand in for the odd batch sizes.
+TEST_F(KernelPlanTest, ShortContextsAndOddBatchesPlan) {
+  auto w = WeightSet::open(*dir_ + "/m.gguf");
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  for (PlanOptions o : {PlanOptions{4, 32, 16, 48}, PlanOptions{3, 16, 16, 17}, PlanOptions{1, 1, 16, 2}}) {
+    auto plan = plan_kernels(*w, *parse_target_id("sm_90"), o);
+    EXPECT_TRUE(plan.ok()) << o.max_batch << " " << o.prefill_chunk << " " << o.max_context << ": "
+                           << plan.status().to_string();
+  }
+}
+
 TEST_F(KernelPlanTest, ShapesTheKernelsCannotTakeAreClearErrors) {
   // The golden Qwen3 has head_dim 32, which the GPU RoPE kernel does not take.
   auto w = WeightSet::open(FT_SOURCE_DIR "/tests/reference/golden/qwen3");
