@@ -22,8 +22,9 @@ constexpr Tiles kDefaultTiles{
 };
 static_assert(valid(kDefaultTiles.norm) && valid(kDefaultTiles.act));
 
-constexpr Tiles with_gemm(Tiles t, GemmTile g) {
+constexpr Tiles with_gemm(Tiles t, GemmTile g, GemmTile small = {}) {
   t.gemm = g;
+  t.gemm_small = small;
   return t;
 }
 // GEMM tiles. NVIDIA: 8 warps of 64x32 (mma.sync 16x8x16), 3 cp.async stages
@@ -35,8 +36,13 @@ constexpr GemmTile kRdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .war
 // Hopper wgmma: 2 warpgroups of 64 x 128 (m64n128k16, 64 accumulators per
 // thread), 3 stages of 16 KiB within the 48 KiB static limit.
 constexpr GemmTile kHopperGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 8, .warps_n = 1, .stages = 3};
+// Small-M (batched decode) on NVIDIA: 4 warps of 16x16 over a 32x32 tile,
+// K 64 at a time in 4 cp.async stages (32 KiB), so the 4096-wide projections
+// run 128 blocks instead of 32. Hopper runs it with mma.sync too (wgmma's
+// 64-row minimum would waste most of a 32-row tile). AMD: none yet.
+constexpr GemmTile kNvidiaSmallGemm{.block_m = 32, .block_n = 32, .block_k = 64, .warps_m = 2, .warps_n = 2, .stages = 4};
 constexpr GemmTile kCdnaGemm{.block_m = 128, .block_n = 128, .block_k = 32, .warps_m = 2, .warps_n = 2, .stages = 2};
-static_assert(valid(kNvidiaGemm) && valid(kHopperGemm) && valid(kRdnaGemm) && valid(kCdnaGemm));
+static_assert(valid(kNvidiaGemm) && valid(kHopperGemm) && valid(kRdnaGemm) && valid(kCdnaGemm) && valid(kNvidiaSmallGemm));
 static_assert(valid(kDefaultTiles.rope) && valid(kDefaultTiles.attn));
 
 constexpr Tiles with_gemv(Tiles t, GemvTile g) {
@@ -97,7 +103,7 @@ constexpr TargetFacts nvidia(std::string_view name, std::string_view compile_arc
       .vgpr_granule = 8, .max_vgprs_per_wave = 255,
       .lds_bytes_per_block = smem_block, .lds_bytes_per_cu = smem_sm,
       .matrix_core = mma, .fp8 = fp8, .dot_ops = kDotDp4a,
-      .has_xnack = false, .has_sramecc = false, .tiles = with_gemv(with_gemm(kDefaultTiles, mma == MatrixCore::kWgmma ? kHopperGemm : kNvidiaGemm), kNvidiaGemv)};
+      .has_xnack = false, .has_sramecc = false, .tiles = with_gemv(with_gemm(kDefaultTiles, mma == MatrixCore::kWgmma ? kHopperGemm : kNvidiaGemm, kNvidiaSmallGemm), kNvidiaGemv)};
 }
 
 constexpr std::array kTargets = {

@@ -67,6 +67,10 @@ struct Tiles {
   RopeTile rope;
   AttnTile attn;
   GemmTile gemm;
+  // The GEMM for a few rows (batched decode: 9 to 2 x block_m rows), where
+  // the large tile leaves most compute units idle: narrow tiles so every
+  // unit streams its share of W. block_m == 0: none, the large tile runs.
+  GemmTile gemm_small;
   GemvTile gemv;
 };
 

@@ -106,27 +106,34 @@ std::vector<std::pair<int, int>> catalog_attention_shapes() {
           {64, 1},  {64, 2},  {64, 4},  {64, 5},  {64, 7},  {64, 8}};
 }
 
-GemmLaunchShape gemm_launch_shape(const TargetFacts& target, DType dtype) {
+GemmLaunchShape gemm_launch_shape(const TargetFacts& target, DType dtype, bool small) {
   if (dtype == DType::kF32) return {256, 64, 64, 16};  // kernel_src/gemm.hip gemm_f32
-  const GemmTile& t = target.tiles.gemm;
+  const GemmTile& t = small ? target.tiles.gemm_small : target.tiles.gemm;
   return {t.warps_m * t.warps_n * target.wave_size, t.block_m, t.block_n, t.block_k};
 }
 
-KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k) {
-  const GemmTile& t = target.tiles.gemm;
+bool gemm_small_fits(const TargetFacts& target, DType dtype, int m, int k) {
+  const GemmTile& t = target.tiles.gemm_small;
+  return dtype != DType::kF32 && t.block_m > 0 && m <= 2 * t.block_m && k % t.block_k == 0;
+}
+
+KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k, bool small) {
+  small = small && dtype != DType::kF32 && target.tiles.gemm_small.block_m > 0;
+  const GemmTile& t = small ? target.tiles.gemm_small : target.tiles.gemm;
   KernelSpec s;
-  s.name = fmt::format("ft_gemm_{}_k{}", dtype_name(dtype), k);
+  s.name = fmt::format("ft_gemm{}_{}_k{}", small ? "_small" : "", dtype_name(dtype), k);
   s.family = "gemm";
   s.args_type = fmt::format("ft::GemmArgs<{}>", dtype_device_name(dtype));
-  s.block_threads = gemm_launch_shape(target, dtype).threads;
+  s.block_threads = gemm_launch_shape(target, dtype, small).threads;
   if (dtype == DType::kF32) {
     s.function = "ft::gemm_f32";
     s.template_args = {std::to_string(k)};
     return s;
   }
-  // Hopper: wgmma warpgroups (kernel_src/gemm_wgmma.h); elsewhere the
-  // per-warp matrix-core kernel (mma.sync, WMMA, MFMA).
-  s.function = target.matrix_core == MatrixCore::kWgmma ? "ft::gemm_wgmma" : "ft::gemm";
+  // Hopper's large tile: wgmma warpgroups (kernel_src/gemm_wgmma.h);
+  // elsewhere, and for small tiles, the per-warp matrix-core kernel
+  // (mma.sync, WMMA, MFMA).
+  s.function = target.matrix_core == MatrixCore::kWgmma && !small ? "ft::gemm_wgmma" : "ft::gemm";
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(k), std::to_string(t.block_m),
                      std::to_string(t.block_n), std::to_string(t.block_k), std::to_string(t.warps_m),
                      std::to_string(t.warps_n), std::to_string(t.stages)};
@@ -241,7 +248,11 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     for (int i : catalog_intermediate_sizes()) specs.push_back(gated_act_spec(target, dt, GatedAct::kSilu, i));
     for (int i : {9216, 14336, 16384}) specs.push_back(gated_act_spec(target, dt, GatedAct::kGeluTanh, i));
     if (dt != DType::kF32)
-      for (int k : catalog_gemm_k_sizes()) specs.push_back(gemm_spec(target, dt, k));
+      for (int k : catalog_gemm_k_sizes()) {
+        specs.push_back(gemm_spec(target, dt, k));
+        if (target.tiles.gemm_small.block_m > 0 && k % target.tiles.gemm_small.block_k == 0)
+          specs.push_back(gemm_spec(target, dt, k, true));
+      }
     for (GgmlType w : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
       if (dt != DType::kF32) specs.push_back(gemm_dequant_spec(target, dt, w));
   }

@@ -41,7 +41,9 @@ std::vector<std::pair<int, int>> catalog_attention_shapes();
 // Prefill GEMM y[m, n] = x[m, k] W[n, k]^T with k a template constant (m, n
 // at run time): the matrix-core kernel for f16/bf16, a plain tiled FMA
 // kernel for f32. Launch: gemm_launch_dims().
-KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k);
+// small: the target's few-rows tile (tiles.gemm_small, which must exist),
+// always the per-warp matrix-core kernel.
+KernelSpec gemm_spec(const TargetFacts& target, DType dtype, int k, bool small = false);
 // Threads per block and the M x N tile one block covers, for `dtype`.
 struct GemmLaunchShape {
   int threads;
@@ -49,7 +51,10 @@ struct GemmLaunchShape {
   int block_n;
   int block_k;
 };
-GemmLaunchShape gemm_launch_shape(const TargetFacts& target, DType dtype);
+GemmLaunchShape gemm_launch_shape(const TargetFacts& target, DType dtype, bool small = false);
+// Whether the few-rows tile takes an m x k product (f16/bf16, a target that
+// has one, m up to two of its row tiles, k a multiple of its K tile).
+bool gemm_small_fits(const TargetFacts& target, DType dtype, int m, int k);
 // Expands a GGUF weight of `type` (F32, F16, BF16, Q4_0, Q8_0, Q4_K, Q5_K,
 // Q6_K) into `dtype`, 32 elements per thread, 256 threads per block: the
 // GEMM's first step for weights not already of the activation type.

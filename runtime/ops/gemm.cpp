@@ -58,8 +58,9 @@ Status dequantize(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer o
 
 Status launch_dense(OpContext& ctx, DType act, int n, int k, uint64_t w, DeviceBuffer x, int m, DeviceBuffer y,
                     DeviceBuffer bias) {
-  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(gemm_spec(ctx.facts(), act, k)));
-  const GemmLaunchShape shape = gemm_launch_shape(ctx.facts(), act);
+  const bool small = gemm_small_fits(ctx.facts(), act, m, k);
+  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(gemm_spec(ctx.facts(), act, k, small)));
+  const GemmLaunchShape shape = gemm_launch_shape(ctx.facts(), act, small);
   // Mirrors kernel_src/gemm.hip's GemmArgs<T>.
   struct {
     uint64_t x, w, bias, y;

@@ -125,6 +125,7 @@ std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng) {
       add(act, same, m, 160, 4096, false);  // n past the tile masked, long K
     }
     add(act, same, 33, 4096, 4096, true);
+    add(act, same, 32, 4096, 12288, false);  // batched decode's down projection: the few-rows tile
   }
   // Weights expanded first: the other 16-bit type, f32, quantized blocks.
   add(DType::kBF16, GgmlType::kF16, 100, 256, 4096, false);
@@ -132,6 +133,7 @@ std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng) {
   for (GgmlType q : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
     add(DType::kBF16, q, 100, 256, 4096, true);
   add(DType::kF16, GgmlType::kQ4_K, 64, 128, 4096, false);
+  add(DType::kBF16, GgmlType::kQ4_K, 16, 4096, 4096, false);
   // f32: the plain FMA kernel.
   for (int m : {9, 100}) add(DType::kF32, GgmlType::kF32, m, 160, 256, m == 9);
   return cases;

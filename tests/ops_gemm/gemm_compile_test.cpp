@@ -65,9 +65,15 @@ TEST_P(GemmTarget, CompilesWithoutSpillsOnTheMatrixCore) {
   ASSERT_TRUE(target.ok());
   const TargetFacts& facts = *target->facts;
   ASSERT_TRUE(valid(facts.tiles.gemm)) << facts.name;
+  // The large tile, and the few-rows tile where the target has one (the
+  // per-warp kernel: mma.sync on every NVIDIA target, Hopper included).
+  for (bool small : {false, true}) {
+  if (small && facts.tiles.gemm_small.block_m == 0) continue;
+  if (small) EXPECT_TRUE(valid(facts.tiles.gemm_small)) << facts.name;
+  const MatrixCore core = small && facts.matrix_core == MatrixCore::kWgmma ? MatrixCore::kMmaSync : facts.matrix_core;
   for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
     for (int k : {4096, 12288}) {
-      KernelSpec spec = gemm_spec(facts, dt, k);
+      KernelSpec spec = gemm_spec(facts, dt, k, small);
       auto compiled = service().get(spec, *target);
       ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
       const KernelResources& r = compiled->resources;
@@ -81,13 +87,13 @@ TEST_P(GemmTarget, CompilesWithoutSpillsOnTheMatrixCore) {
           << " bytes LDS";
       if (dt == DType::kF32 || k != 4096) continue;  // the ISA check once per type
       const std::string isa = machine_code(spec, *target, compiled->code_object);
-      const std::string want = expected_instruction(facts.matrix_core);
+      const std::string want = expected_instruction(core);
       EXPECT_NE(isa.find(want), std::string::npos) << spec.name << " on " << facts.name << " has no " << want;
-      if (facts.matrix_core == MatrixCore::kMmaSync) {
+      if (core == MatrixCore::kMmaSync) {
         EXPECT_NE(isa.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos) << facts.name;
         EXPECT_NE(isa.find("cp.async"), std::string::npos) << facts.name;
         EXPECT_NE(isa.find(dt == DType::kBF16 ? ".bf16.bf16.f32" : ".f16.f16.f32"), std::string::npos);
-      } else if (facts.matrix_core == MatrixCore::kWgmma) {
+      } else if (core == MatrixCore::kWgmma) {
         // Both operands from shared memory (descriptors), staged by cp.async, fenced for the async proxy.
         EXPECT_NE(isa.find(dt == DType::kBF16 ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos) << facts.name;
         EXPECT_NE(isa.find("fence.proxy.async.shared::cta"), std::string::npos) << facts.name;
@@ -97,6 +103,7 @@ TEST_P(GemmTarget, CompilesWithoutSpillsOnTheMatrixCore) {
         EXPECT_EQ(isa.find(facts.matrix_core == MatrixCore::kMfma ? "v_wmma" : "v_mfma"), std::string::npos);
       }
     }
+  }
   }
 }
 
@@ -160,6 +167,31 @@ TEST(GemmCatalog, TileArgumentsComeFromTheTarget) {
   // CDNA runs wave64: 4 waves = 256 threads; RDNA and NVIDIA 8 x 32.
   EXPECT_EQ(gemm_spec(*find_target("gfx942"), DType::kBF16, 4096).block_threads, 256);
   EXPECT_EQ(gemm_spec(*find_target("gfx1100"), DType::kBF16, 4096).block_threads, 256);
+}
+
+TEST(GemmCatalog, FewRowsTileOnNvidiaOnly) {
+  // NVIDIA: the small tile takes batched-decode rows (9..64) when K is a
+  // multiple of its K tile; AMD targets have none yet and run the large tile.
+  for (const char* name : {"sm_80", "sm_89", "sm_90"}) {
+    const TargetFacts& t = *find_target(name);
+    EXPECT_TRUE(gemm_small_fits(t, DType::kBF16, 32, 4096)) << name;
+    EXPECT_TRUE(gemm_small_fits(t, DType::kF16, 64, 12288)) << name;
+    EXPECT_FALSE(gemm_small_fits(t, DType::kBF16, 65, 4096)) << name;
+    EXPECT_FALSE(gemm_small_fits(t, DType::kF32, 32, 4096)) << name;
+    EXPECT_FALSE(gemm_small_fits(t, DType::kBF16, 32, 4096 + 32)) << name;
+    const KernelSpec s = gemm_spec(t, DType::kBF16, 4096, true);
+    EXPECT_EQ(s.function, "ft::gemm") << name;
+    EXPECT_EQ(s.name, "ft_gemm_small_bf16_k4096");
+    EXPECT_EQ(s.template_args[2], std::to_string(t.tiles.gemm_small.block_m));
+    bool listed = false;
+    for (const auto& spec : kernel_catalog(t)) listed = listed || spec.name == s.name;
+    EXPECT_TRUE(listed) << name;
+  }
+  for (const char* name : {"gfx1151", "gfx942"}) {
+    const TargetFacts& t = *find_target(name);
+    EXPECT_FALSE(gemm_small_fits(t, DType::kBF16, 32, 4096)) << name;
+    EXPECT_EQ(gemm_spec(t, DType::kBF16, 4096, true).name, "ft_gemm_bf16_k4096") << name;
+  }
 }
 
 TEST(GemmLauncher, CpuBackendIsUnsupported) {
