@@ -122,7 +122,13 @@ class EngineImpl final : public Engine {
     if (jit_) FT_RETURN_IF_ERROR(compile_plan(eo, say));
     say(fmt::format("loading {} ({} layers, hidden {}, vocab {})", o.model_path, config_.num_layers,
                     config_.hidden_size, config_.vocab_size));
+    const auto load_start = Clock::now();
     FT_ASSIGN_OR_RETURN(executor_, Executor::create(backend_, ops_, weights_, eo));
+    uint64_t weight_bytes = 0;
+    for (const Weight& w : weights_.weights()) weight_bytes += w.data.size();
+    say(fmt::format("weights: {:.2f} GiB {} in {:.2f} s", weight_bytes / 1073741824.0,
+                    backend_->kind() == DeviceKind::kCpu ? "mapped" : "uploaded",
+                    std::chrono::duration<double>(Clock::now() - load_start).count()));
     FT_RETURN_IF_ERROR(executor_->warm_up_graphs());
     if (GraphStats g = executor_->graph_stats(); !g.batch_buckets.empty())
       say(fmt::format("decode graphs: batch buckets {} captured in {:.0f} ms (longer contexts on first use)",
