@@ -8,6 +8,7 @@ files, and writes what FreeToken is compared against:
   ids.bin          the 128-token prompt (int32)
   hf_logits.f32    teacher-forced logits of every prompt position, [128, vocab] f32
   hf_logits_fp32.f32  the same with the weights upcast and the model run in f32
+  hf_hidden[_fp32].f32  the residual stream after each layer but the last, [layers - 1, 128, hidden]
   greedy.json      HF's greedy continuation (64 tokens) and the top-1 minus top-2
                    logit margin at each step
   peer.txt         HF's own speed in this run: decode batch 1 and 32, prefill 2048
@@ -71,16 +72,24 @@ def main():
     ids = rng.integers(0, 151643, size=a.prompt).astype(np.int32)
     ids.tofile(os.path.join(a.out, "ids.bin"))
     x = torch.tensor(ids, dtype=torch.long, device="cuda")[None]
+    def hidden_layers(out):
+        # hidden_states[i + 1] is layer i's output; the last has the final
+        # norm applied, so it is left out.
+        return torch.stack([h[0].float() for h in out.hidden_states[1:-1]]).cpu().numpy()
+
     with torch.no_grad():
-        logits = model(x).logits[0].float()
-        logits.cpu().numpy().tofile(os.path.join(a.out, "hf_logits.f32"))
+        out = model(x, output_hidden_states=True)
+        out.logits[0].float().cpu().numpy().tofile(os.path.join(a.out, "hf_logits.f32"))
+        hidden_layers(out).tofile(os.path.join(a.out, "hf_hidden.f32"))
         g = model.generate(x, max_new_tokens=a.greedy, min_new_tokens=a.greedy, do_sample=False,
                            output_scores=True, return_dict_in_generate=True, pad_token_id=0)
     tokens = g.sequences[0, a.prompt:].tolist()
     # The same weights in f32: how far bf16 itself (HF's and ours) is from exact.
     with torch.no_grad():
         model.float()
-        model(x).logits[0].float().cpu().numpy().tofile(os.path.join(a.out, "hf_logits_fp32.f32"))
+        out = model(x, output_hidden_states=True)
+        out.logits[0].float().cpu().numpy().tofile(os.path.join(a.out, "hf_logits_fp32.f32"))
+        hidden_layers(out).tofile(os.path.join(a.out, "hf_hidden_fp32.f32"))
         model.to(torch.bfloat16)
     margins = []
     for s in g.scores:

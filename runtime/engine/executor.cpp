@@ -133,7 +133,7 @@ class ExecutorImpl final : public Executor {
       if (need > 0) FT_RETURN_IF_ERROR(ops_.scratch(need).status());
     }
     if (opt_.decode_graphs && b_.kind() != DeviceKind::kCpu) {
-      graphs_on_ = true;
+      graphs_on_ = graphs_allowed_ = true;
       for (int n = 1; n < opt_.max_seqs_per_step; n *= 2) buckets_.push_back(n);
       buckets_.push_back(opt_.max_seqs_per_step);
       stats_.batch_buckets = buckets_;
@@ -236,6 +236,11 @@ class ExecutorImpl final : public Executor {
 
   GraphStats graph_stats() const override { return stats_; }
 
+  void set_hidden_dump(HiddenDump dump) override {
+    hidden_dump_ = std::move(dump);
+    graphs_on_ = graphs_allowed_ && !hidden_dump_;  // the dump copies to the host between layers
+  }
+
  private:
   // The step's inputs, laid out in one device buffer (one copy per step; the
   // graphs read them at fixed addresses): ids, positions and slots [T],
@@ -336,6 +341,7 @@ class ExecutorImpl final : public Executor {
       FT_RETURN_IF_ERROR(gated_act(ops_, act_, GatedAct::kSilu, T, static_cast<int>(c_.intermediate_size), gate_up_,
                                    act_out_));
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.down, act_out_, T, x_));
+      if (hidden_dump_) FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
     }
     return add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_);
   }
@@ -365,16 +371,16 @@ class ExecutorImpl final : public Executor {
                   step_slice(in_.params, n * sizeof(SamplingRow) / 4), ids_out_);
   }
 
-  // Rows [first, first + n) of logits_ as f32 on the host, vocab wide.
-  Status logits_to_host(int first, int n, float* dst) {
-    const size_t vocab = c_.vocab_size, padded = padded_vocab_, es = dtype_size(act_);
-    const DeviceBuffer src = slice(logits_, first * padded * es, n * padded * es);
-    if (act_ == DType::kF32 && padded == vocab) return b_.copy_to_host(dst, src, src.bytes);
-    std::vector<uint8_t> raw(src.bytes);
+  // `rows` rows of `width` activations (stride `stride` elements) from a
+  // device buffer, as f32 on the host.
+  Status rows_to_host(DeviceBuffer src, int rows, size_t width, size_t stride, float* dst) {
+    const size_t es = dtype_size(act_);
+    if (act_ == DType::kF32 && width == stride) return b_.copy_to_host(dst, src, rows * width * 4);
+    std::vector<uint8_t> raw(rows * stride * es);
     FT_RETURN_IF_ERROR(b_.copy_to_host(raw.data(), src, raw.size()));
-    for (int r = 0; r < n; ++r)
-      for (size_t i = 0; i < vocab; ++i) {
-        const size_t at = static_cast<size_t>(r) * padded + i;
+    for (int r = 0; r < rows; ++r)
+      for (size_t i = 0; i < width; ++i) {
+        const size_t at = static_cast<size_t>(r) * stride + i;
         float v;
         if (act_ == DType::kF32) {
           std::memcpy(&v, &raw[at * 4], 4);
@@ -383,9 +389,26 @@ class ExecutorImpl final : public Executor {
           std::memcpy(&h, &raw[at * 2], 2);
           v = act_ == DType::kBF16 ? bf16_to_f32(h) : fp16_to_f32(h);
         }
-        dst[static_cast<size_t>(r) * vocab + i] = v;
+        dst[static_cast<size_t>(r) * width + i] = v;
       }
     return Status();
+  }
+
+  // Rows [first, first + n) of logits_ as f32 on the host, vocab wide.
+  Status logits_to_host(int first, int n, float* dst) {
+    const size_t padded = padded_vocab_, es = dtype_size(act_);
+    return rows_to_host(slice(logits_, first * padded * es, n * padded * es), n, c_.vocab_size, padded, dst);
+  }
+
+  // The residual stream after layer i (its attention and MLP outputs added),
+  // for the hidden-state dump: residual_ + x_ over T rows.
+  Status dump_hidden(int layer, int T) {
+    const size_t H = c_.hidden_size;
+    std::vector<float> res(T * H), mlp(T * H);
+    FT_RETURN_IF_ERROR(rows_to_host(residual_, T, H, H, res.data()));
+    FT_RETURN_IF_ERROR(rows_to_host(x_, T, H, H, mlp.data()));
+    for (size_t i = 0; i < res.size(); ++i) res[i] += mlp[i];
+    return hidden_dump_(layer, res);
   }
 
   // One decode step of `bucket` staged sequences: replays its graph, or runs
@@ -554,11 +577,12 @@ class ExecutorImpl final : public Executor {
   StepLayout in_{};
   std::vector<int32_t> staging_;  // host copy of step_in_
   int sample_vocab_ = 0;
-  bool graphs_on_ = false;
+  bool graphs_on_ = false, graphs_allowed_ = false;
   std::vector<int> buckets_;
   std::map<uint64_t, GraphHandle> graphs_;  // (batch bucket, context bucket) -> graph
   uint64_t graph_scratch_ = 0;
   GraphStats stats_;
+  HiddenDump hidden_dump_;
   std::vector<DeviceBuffer> owned_;
 };
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -87,6 +88,11 @@ class Executor {
   // the first requests do not wait for captures. No-op without graphs.
   virtual Status warm_up_graphs() = 0;
   virtual GraphStats graph_stats() const = 0;
+  // Checks: after each layer, `dump` gets the residual stream of every token
+  // of the step ([T, hidden] f32, the layer's attention and MLP added). Steps
+  // run eagerly while a dump is set; an empty function turns it off.
+  using HiddenDump = std::function<Status(int layer, const std::vector<float>& hidden)>;
+  virtual void set_hidden_dump(HiddenDump dump) = 0;
 };
 
 // Bytes one KV block takes over all layers.

@@ -139,6 +139,50 @@ TEST_P(GoldenLogits, AllPositionsInOneStep) {
         << "position " << p;
 }
 
+// The hidden-state dump (for layer-by-layer checks against HF): one call per
+// layer with every token's residual stream, and the logits unchanged by it.
+TEST(HiddenDump, OneCallPerLayerAndLogitsUnchanged) {
+  const std::string dir = std::string(FT_SOURCE_DIR) + "/tests/reference/golden/qwen3";
+  Golden g = load_golden(dir);
+  auto weights = WeightSet::open(dir);
+  ASSERT_TRUE(weights.ok()) << weights.status().to_string();
+  auto backend = open_cpu_backend(2);
+  ASSERT_TRUE(backend.ok());
+  OpContext ops(backend->get());
+  ExecutorOptions eo;
+  eo.max_tokens_per_step = 64;
+  eo.max_seqs_per_step = 2;
+  eo.max_blocks_per_seq = 4;
+  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(weights->config(), 16, DType::kF32)) * 4;
+  auto ex = Executor::create(backend->get(), &ops, *weights, eo);
+  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  const int n = static_cast<int>(g.prompt.size()), hidden = static_cast<int>(weights->config().hidden_size);
+  std::vector<int32_t> table = {0, 1, 2, 3};
+  Batch batch;
+  for (int i = 0; i < n; ++i) {
+    batch.tokens.push_back(g.prompt[i]);
+    batch.positions.push_back(i);
+    batch.slots.push_back(i);
+  }
+  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
+                                .want_logits = true, .host_logits = true, .sampling = {}});
+  std::vector<int> layers;
+  (*ex)->set_hidden_dump([&](int layer, const std::vector<float>& h) {
+    layers.push_back(layer);
+    EXPECT_EQ(h.size(), static_cast<size_t>(n) * hidden);
+    double norm = 0;
+    for (float v : h) norm += static_cast<double>(v) * v;
+    EXPECT_TRUE(std::isfinite(norm) && norm > 0) << "layer " << layer;
+    return Status();
+  });
+  StepOutput out;
+  ASSERT_TRUE((*ex)->forward(batch, out).ok());
+  std::vector<int> want(weights->config().num_layers);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int>(i);
+  EXPECT_EQ(layers, want);
+  EXPECT_LT(rel_l2(out.logits.data(), g.logits.data() + static_cast<size_t>(n - 1) * g.vocab, g.vocab), 1e-4);
+}
+
 TEST_P(GoldenLogits, DecodeOneTokenAtATime) { check(GetParam(), 1, 4); }
 TEST_P(GoldenLogits, PrefillThenDecode) { check(GetParam(), 21, 16); }
 

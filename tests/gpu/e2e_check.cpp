@@ -11,9 +11,11 @@
 //     token drawn on the device (greedy) is the CPU's argmax; exits 1 if any
 //     step exceeds 2e-2.
 //
-//   e2e_check --dump MODEL IDS OUT [DEVICE]
+//   e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]
 //     Runs the int32 token ids in file IDS as one prompt in one step and
-//     writes every position's logits (f32, [n, vocab]) to OUT.
+//     writes every position's logits (f32, [n, vocab]) to OUT; with
+//     HIDDEN_OUT, also the residual stream after every layer (f32,
+//     [layers, n, hidden]).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -70,7 +72,8 @@ double rel_l2(const float* a, const float* ref, int n) {
   return std::sqrt(num / den);
 }
 
-int dump(const std::string& model, const std::string& ids_path, const std::string& out_path, const std::string& device) {
+int dump(const std::string& model, const std::string& ids_path, const std::string& out_path, const std::string& device,
+         const std::string& hidden_path) {
   auto w = WeightSet::open(model);
   auto raw = read_file(ids_path);
   if (!w.ok() || !raw.ok()) {
@@ -96,6 +99,12 @@ int dump(const std::string& model, const std::string& ids_path, const std::strin
   b.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(),
                             .n_blocks = static_cast<int>(table.size()), .want_logits = true, .all_logits = true,
                             .sampling = {}});
+  std::vector<float> hidden;
+  if (!hidden_path.empty())
+    r->ex->set_hidden_dump([&](int, const std::vector<float>& h) {
+      hidden.insert(hidden.end(), h.begin(), h.end());
+      return Status();
+    });
   StepOutput out;
   const auto t0 = std::chrono::steady_clock::now();
   if (Status s = r->ex->forward(b, out); !s.ok()) {
@@ -104,9 +113,12 @@ int dump(const std::string& model, const std::string& ids_path, const std::strin
   }
   std::printf("%d positions in %.1f ms\n", n,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  if (Status s = write_file_atomic(out_path, out.logits.data(), out.logits.size() * 4); !s.ok()) {
-    std::fprintf(stderr, "e2e_check: %s\n", s.to_string().c_str());
-    return 1;
+  for (auto [path, data] : {std::pair{out_path, &out.logits}, std::pair{hidden_path, &hidden}}) {
+    if (path.empty()) continue;
+    if (Status s = write_file_atomic(path, data->data(), data->size() * 4); !s.ok()) {
+      std::fprintf(stderr, "e2e_check: %s\n", s.to_string().c_str());
+      return 1;
+    }
   }
   return 0;
 }
@@ -180,13 +192,13 @@ int check(const std::string& model, int n, const std::string& device) {
 int run(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--dump") == 0) {
     if (argc < 5) {
-      std::fprintf(stderr, "usage: e2e_check --dump MODEL IDS OUT [DEVICE]\n");
+      std::fprintf(stderr, "usage: e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]\n");
       return 2;
     }
-    return dump(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "cuda:0");
+    return dump(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "cuda:0", argc > 6 ? argv[6] : "");
   }
   if (argc < 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: e2e_check MODEL [TOKENS] [DEVICE]\n       e2e_check --dump MODEL IDS OUT [DEVICE]\n");
+    std::fprintf(stderr, "usage: e2e_check MODEL [TOKENS] [DEVICE]\n       e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]\n");
     return 2;
   }
   return check(argv[1], argc > 2 ? std::atoi(argv[2]) : 48, argc > 3 ? argv[3] : "cuda:0");

@@ -4,6 +4,9 @@
   hf_compare.py logits --ref A.f32 --got B.f32 [--vocab 151936] [--max 2e-2] [--label NAME] [--rows N]
       Relative L2 error of B's logits against A's, per position; exits 1 if the
       worst position reaches --max.
+  hf_compare.py hidden --ref A.f32 --got B.f32 [--other C.f32] [--hidden 4096] [--positions 128]
+      Per layer: relative L2 error of B's residual stream (and C's) against A's,
+      over all positions (B may hold one more layer than A; it is ignored).
   hf_compare.py greedy --url URL --ref DIR
       Greedy completion of DIR/greedy.json's prompt through ft-serve's
       /v1/completions, against HF's greedy tokens: how many tokens agree before
@@ -30,6 +33,19 @@ def logits(a):
           f"(position {worst}), argmax agrees at {agree} of {len(err)}; limit {a.max:.0e}: "
           f"{'pass' if err[worst] < a.max else 'FAIL'}")
     return 0 if err[worst] < a.max else 1
+
+
+def hidden(a):
+    size = a.positions * a.hidden
+    ref = np.fromfile(a.ref, dtype=np.float32).reshape(-1, size).astype(np.float64)
+    rows = [("got", np.fromfile(a.got, dtype=np.float32).reshape(-1, size)[:len(ref)].astype(np.float64))]
+    if a.other:
+        rows.append(("other", np.fromfile(a.other, dtype=np.float32).reshape(-1, size)[:len(ref)].astype(np.float64)))
+    print("layer " + " ".join(f"{name:>10}" for name, _ in rows) + "   (relative L2 against the reference)")
+    for layer in range(len(ref)):
+        den = np.linalg.norm(ref[layer])
+        print(f"{layer:5d} " + " ".join(f"{np.linalg.norm(x[layer] - ref[layer]) / den:10.3e}" for _, x in rows))
+    return 0
 
 
 def greedy(a):
@@ -70,11 +86,17 @@ def main():
     l.add_argument("--max", type=float, default=2e-2)
     l.add_argument("--label", default="logits")
     l.add_argument("--rows", type=int, default=None, help="compare only the first N positions")
+    h = sub.add_parser("hidden")
+    h.add_argument("--ref", required=True)
+    h.add_argument("--got", required=True)
+    h.add_argument("--other")
+    h.add_argument("--hidden", type=int, default=4096)
+    h.add_argument("--positions", type=int, default=128)
     g = sub.add_parser("greedy")
     g.add_argument("--url", required=True)
     g.add_argument("--ref", required=True)
     a = ap.parse_args()
-    return logits(a) if a.cmd == "logits" else greedy(a)
+    return {"logits": logits, "hidden": hidden, "greedy": greedy}[a.cmd](a)
 
 
 if __name__ == "__main__":

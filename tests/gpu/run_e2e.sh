@@ -71,7 +71,7 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
 
   step "ft on cuda:0: the 128-token prompt in one step, every position's logits (cold kernel cache)"
   rm -rf "$FT_CACHE_DIR"
-  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 || status=1
+  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 "$work/ft_hidden.f32" || status=1
   python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print({k: c.get(k) for k in ('rope_theta','rope_parameters','rope_scaling','rms_norm_eps','tie_word_embeddings','transformers_version')})" "$model/config.json"
   python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
     --label "bf16 ft vs HF bf16" || status=1
@@ -79,6 +79,9 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
     --max 1 --label "bf16 ft vs HF f32"
   python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
     --max 1 --label "HF bf16 vs HF f32"
+  echo "residual stream per layer against HF f32: got = ft bf16, other = HF bf16"
+  python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
+    --other "$model/hf_hidden.f32"
 
   step "ft-serve: cold start (empty kernel cache), then warm"
   rm -rf "$FT_CACHE_DIR"
