@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -47,28 +49,47 @@ double rel_l2(const float* a, const float* b, size_t n) {
 
 class GoldenLogits : public ::testing::TestWithParam<const char*> {};
 
-// Runs the prompt as a prefill of `first` tokens and then one token per step,
-// checking the logits of every position from first-1 on.
-void check(const std::string& model, int first, int block_size) {
+// A golden model on the CPU backend with an executor of the given limits
+// (filled in place: the executor keeps references to the weights and ops).
+struct GoldenRun {
+  Golden g;
+  std::optional<WeightSet> weights;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<OpContext> ops;
+  std::unique_ptr<Executor> ex;
+};
+
+Status open_golden(const std::string& model, int block_size, int max_seqs, int max_blocks, int kv_blocks,
+                   GoldenRun& r) {
   const std::string dir = std::string(FT_SOURCE_DIR) + "/tests/reference/golden/" + model;
-  Golden g = load_golden(dir);
-  ASSERT_FALSE(g.prompt.empty());
-  auto weights = WeightSet::open(dir);
-  ASSERT_TRUE(weights.ok()) << weights.status().to_string();
-  auto backend = open_cpu_backend(2);
-  ASSERT_TRUE(backend.ok());
-  OpContext ops(backend->get());
+  r.g = load_golden(dir);
+  if (r.g.prompt.empty()) return FT_ERROR(ErrorCode::kNotFound, "no golden prompt in {}", dir);
+  FT_ASSIGN_OR_RETURN(WeightSet w, WeightSet::open(dir));
+  r.weights.emplace(std::move(w));
+  FT_ASSIGN_OR_RETURN(r.backend, open_cpu_backend(2));
+  r.ops = std::make_unique<OpContext>(r.backend.get());
   ExecutorOptions eo;
   eo.kv_block_size = block_size;
   eo.max_tokens_per_step = 64;
-  eo.max_seqs_per_step = 2;
-  eo.max_blocks_per_seq = 64 / block_size + 1;
-  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(weights->config(), block_size, DType::kF32)) * 2 * eo.max_blocks_per_seq;
-  auto ex = Executor::create(backend->get(), &ops, *weights, eo);
-  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  eo.max_seqs_per_step = max_seqs;
+  eo.max_blocks_per_seq = max_blocks;
+  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(r.weights->config(), block_size, DType::kF32)) * kv_blocks;
+  FT_ASSIGN_OR_RETURN(r.ex, Executor::create(r.backend.get(), r.ops.get(), *r.weights, eo));
+  return Status();
+}
+
+// Runs the prompt as a prefill of `first` tokens and then one token per step,
+// checking the logits of every position from first-1 on.
+void check(const std::string& model, int first, int block_size) {
+  const int max_blocks = 64 / block_size + 1;
+  GoldenRun run;
+  Status st0 = open_golden(model, block_size, 2, max_blocks, 2 * max_blocks, run);
+  ASSERT_TRUE(st0.ok()) << st0.to_string();
+  const Golden& g = run.g;
+  auto* ex = &run.ex;
   // Blocks in reverse order, so the table is not the identity.
   std::vector<int32_t> table;
-  for (int b = eo.max_blocks_per_seq - 1; b >= 0; --b) table.push_back(b + 3);
+  for (int b = max_blocks - 1; b >= 0; --b) table.push_back(b + 3);
   const int n = static_cast<int>(g.prompt.size());
   for (int done = 0; done < n;) {
     const int step = done == 0 ? first : 1;
@@ -103,22 +124,12 @@ void check(const std::string& model, int first, int block_size) {
 // The whole prompt in one step with every position's logits (all_logits, as
 // the GPU logits check uses it): the LM head runs over the rows in chunks.
 TEST_P(GoldenLogits, AllPositionsInOneStep) {
-  const std::string dir = std::string(FT_SOURCE_DIR) + "/tests/reference/golden/" + GetParam();
-  Golden g = load_golden(dir);
-  ASSERT_FALSE(g.prompt.empty());
-  auto weights = WeightSet::open(dir);
-  ASSERT_TRUE(weights.ok()) << weights.status().to_string();
-  auto backend = open_cpu_backend(2);
-  ASSERT_TRUE(backend.ok());
-  OpContext ops(backend->get());
-  ExecutorOptions eo;
-  eo.kv_block_size = 16;
-  eo.max_tokens_per_step = 64;
-  eo.max_seqs_per_step = 3;  // does not divide the prompt: the last chunk is short
-  eo.max_blocks_per_seq = 4;
-  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(weights->config(), 16, DType::kF32)) * 4;
-  auto ex = Executor::create(backend->get(), &ops, *weights, eo);
-  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  GoldenRun run;
+  // 3 sequences per step does not divide the prompt: the last chunk is short.
+  Status st0 = open_golden(GetParam(), 16, 3, 4, 4, run);
+  ASSERT_TRUE(st0.ok()) << st0.to_string();
+  const Golden& g = run.g;
+  auto* ex = &run.ex;
   const int n = static_cast<int>(g.prompt.size());
   ASSERT_GT(n % 3, 0);
   std::vector<int32_t> table = {3, 1, 0, 2};
@@ -142,20 +153,12 @@ TEST_P(GoldenLogits, AllPositionsInOneStep) {
 // The hidden-state dump (for layer-by-layer checks against HF): one call per
 // layer with every token's residual stream, and the logits unchanged by it.
 TEST(HiddenDump, OneCallPerLayerAndLogitsUnchanged) {
-  const std::string dir = std::string(FT_SOURCE_DIR) + "/tests/reference/golden/qwen3";
-  Golden g = load_golden(dir);
-  auto weights = WeightSet::open(dir);
-  ASSERT_TRUE(weights.ok()) << weights.status().to_string();
-  auto backend = open_cpu_backend(2);
-  ASSERT_TRUE(backend.ok());
-  OpContext ops(backend->get());
-  ExecutorOptions eo;
-  eo.max_tokens_per_step = 64;
-  eo.max_seqs_per_step = 2;
-  eo.max_blocks_per_seq = 4;
-  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(weights->config(), 16, DType::kF32)) * 4;
-  auto ex = Executor::create(backend->get(), &ops, *weights, eo);
-  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  GoldenRun run;
+  Status st0 = open_golden("qwen3", 16, 2, 4, 4, run);
+  ASSERT_TRUE(st0.ok()) << st0.to_string();
+  const Golden& g = run.g;
+  auto* ex = &run.ex;
+  const auto& weights = run.weights;
   const int n = static_cast<int>(g.prompt.size()), hidden = static_cast<int>(weights->config().hidden_size);
   std::vector<int32_t> table = {0, 1, 2, 3};
   Batch batch;
