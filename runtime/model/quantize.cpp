@@ -10,7 +10,14 @@ namespace ft {
 
 namespace {
 
-int nearest_int(float v) { return static_cast<int>(std::lround(v)); }
+// Round to nearest (ties to even) by the 1.5 * 2^23 trick: inlined, unlike
+// std::lround, which was most of a K-quant conversion's time. Inputs are
+// clamped first so the trick holds (every caller clamps to a few levels).
+int nearest_int(float v) {
+  v = std::min(std::max(v, -4.0e6f), 4.0e6f);
+  const float r = (v + 12582912.0f) - 12582912.0f;
+  return static_cast<int>(r);
+}
 int clamp_int(int v, int lo, int hi) { return std::min(hi, std::max(lo, v)); }
 
 // The element with the largest magnitude, sign kept (Q4_0/Q5_0/Q6_K map it to
@@ -93,36 +100,40 @@ void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min) {
   *scale = 0.0f;
   *min = -lo;
   if (hi <= lo) return;
+  float sx = 0.0f;
+  for (int i = 0; i < n; ++i) sx += x[i];
   float best_err = INFINITY;
   for (int step = -10; step <= 10; ++step) {
     const float iscale = (static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / (hi - lo);
-    double sl = 0, sl2 = 0, sx = 0, slx = 0;
+    int sl = 0, sl2 = 0;
+    float slx = 0.0f;
     for (int i = 0; i < n; ++i) {
       const int l = clamp_int(nearest_int(iscale * (x[i] - lo)), 0, nmax);
       sl += l;
-      sl2 += static_cast<double>(l) * l;
-      sx += x[i];
-      slx += static_cast<double>(l) * x[i];
+      sl2 += l * l;
+      slx += static_cast<float>(l) * x[i];
     }
-    const double det = n * sl2 - sl * sl;
+    // Least squares in double: the determinant cancels.
+    const double det = static_cast<double>(n) * sl2 - static_cast<double>(sl) * sl;
     if (det <= 0) continue;
-    double a = (n * slx - sx * sl) / det;
-    double b = (sl2 * sx - sl * slx) / det;
+    double a = (n * static_cast<double>(slx) - static_cast<double>(sx) * sl) / det;
+    double b = (sl2 * static_cast<double>(sx) - sl * static_cast<double>(slx)) / det;
     if (b > 0) {  // the format cannot add a positive offset
       b = 0;
-      a = slx / sl2;
+      a = slx / static_cast<double>(sl2);
     }
     if (a <= 0) continue;
-    double err = 0;
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b), inv_a = 1.0f / fa;
+    float err = 0.0f;
     for (int i = 0; i < n; ++i) {
-      const int l = clamp_int(nearest_int(static_cast<float>((x[i] - b) / a)), 0, nmax);
-      const double e = a * l + b - x[i];
+      const int l = clamp_int(nearest_int((x[i] - fb) * inv_a), 0, nmax);
+      const float e = fa * static_cast<float>(l) + fb - x[i];
       err += e * e;
     }
     if (err < best_err) {
       best_err = err;
-      *scale = static_cast<float>(a);
-      *min = static_cast<float>(-b);
+      *scale = fa;
+      *min = -fb;
     }
   }
   if (best_err == INFINITY) *scale = (hi - lo) / static_cast<float>(nmax);
@@ -182,26 +193,26 @@ float fit_scale_q6(const float* x) {
   const float max = signed_absmax(x, 16);
   if (max == 0.0f) return 0.0f;
   float best_scale = max / -32.0f;
-  double best_err = INFINITY;
+  float best_err = INFINITY;
   for (int step = -9; step <= 9; ++step) {
     const float iscale = -(32.0f + 0.1f * static_cast<float>(step)) / max;
-    double sqx = 0, sq2 = 0;
-    int q[16];
+    float sqx = 0.0f;
+    int sq2 = 0;
     for (int i = 0; i < 16; ++i) {
-      q[i] = clamp_int(nearest_int(iscale * x[i]), -32, 31);
-      sqx += static_cast<double>(q[i]) * x[i];
-      sq2 += static_cast<double>(q[i]) * q[i];
+      const int q = clamp_int(nearest_int(iscale * x[i]), -32, 31);
+      sqx += static_cast<float>(q) * x[i];
+      sq2 += q * q;
     }
     if (sq2 == 0) continue;
-    const double s = sqx / sq2;
-    double err = 0;
+    const float s = sqx / static_cast<float>(sq2), inv_s = 1.0f / s;
+    float err = 0.0f;
     for (int i = 0; i < 16; ++i) {
-      const double e = s * clamp_int(nearest_int(static_cast<float>(x[i] / s)), -32, 31) - x[i];
+      const float e = s * static_cast<float>(clamp_int(nearest_int(x[i] * inv_s), -32, 31)) - x[i];
       err += e * e;
     }
     if (err < best_err) {
       best_err = err;
-      best_scale = static_cast<float>(s);
+      best_scale = s;
     }
   }
   return best_scale;
