@@ -103,9 +103,10 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
 
   step "where a batch-1 decode step's time goes: every kernel's duration (ncu), last 8 steps"
   ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
-  "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$model" --only-b1 --batch 1 \
-    --decode-tokens 8 > "$work/ncu_b1.csv" 2> "$work/ncu_b1.err" || { tail -5 "$work/ncu_b1.err"; status=1; }
+  timeout 150 "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$model" --only-b1 --batch 1 \
+    --decode-tokens 8 > "$work/ncu_b1.csv" 2> "$work/ncu_b1.err" || tail -5 "$work/ncu_b1.err"
   python3 "$here/tests/gpu/kernel_times.py" "$work/ncu_b1.csv" --steps 8 || status=1
+  xz -c "$work/ncu_b1.csv" > "$out/ncu_b1.csv.xz"
 fi
 if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
