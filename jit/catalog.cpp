@@ -205,16 +205,19 @@ int gemv_rows_per_block(const TargetFacts& target, int m_bucket) {
   return m_bucket <= 2 ? target.tiles.gemv.rows : target.tiles.gemv.rows_wide_m;
 }
 
-KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket) {
+KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
+                     std::optional<GatedAct> gate) {
   const GemvTile& tile = target.tiles.gemv;
   const GemvWeight* w = find_gemv_weight(weight);
   if (!w) w = &kGemvWeights[0];  // callers check gemv_supports(); keeps the spec well-formed
   KernelSpec s;
-  s.name = fmt::format("ft_gemv_{}_{}_k{}_m{}", dtype_name(act), w->name, k, m_bucket);
+  const char* gate_name = !gate ? "" : *gate == GatedAct::kSilu ? "_silu" : "_gelu_tanh";
+  s.name = fmt::format("ft_gemv_{}_{}_k{}_m{}{}", dtype_name(act), w->name, k, m_bucket, gate_name);
   s.family = "gemv";
   s.function = w->quantized ? "ft::gemv_quant" : "ft::gemv_dense";
   s.template_args = {std::string(dtype_device_name(act)), w->device_type, std::to_string(m_bucket), std::to_string(k),
                      std::to_string(tile.block_threads), std::to_string(gemv_rows_per_block(target, m_bucket))};
+  if (gate) s.template_args.push_back(*gate == GatedAct::kSilu ? "ft::XGated<ft::SiluOp>" : "ft::XGated<ft::GeluTanhOp>");
   s.args_type = fmt::format("ft::GemvArgs<{}>", dtype_device_name(act));
   s.block_threads = tile.block_threads;
   return s;
@@ -269,6 +272,11 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     for (GgmlType w : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
       specs.push_back(gemv_spec(target, DType::kF16, w, k, 1));
   }
+  // The down projection with SiLU(gate) * up fused into its x load, at the
+  // 8B models' intermediate sizes.
+  for (int k : {12288, 14336})
+    for (GgmlType w : {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
+      specs.push_back(gemv_spec(target, DType::kBF16, w, k, 1, GatedAct::kSilu));
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {
     for (int d : {64, 128}) {

@@ -3,6 +3,7 @@
 // contributes a spec builder that reads its tile from gfx_targets.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "gfx_targets/targets.h"
@@ -69,7 +70,10 @@ std::vector<int> catalog_gemm_k_sizes();
 // k a template constant, n and m at run time; x and y of `act`, W of `weight`
 // (F32/F16/BF16 or Q8_0/Q4_0/Q4_K/Q5_K/Q6_K). Launch: one block per
 // gemv_rows_per_block() rows, target.tiles.gemv.block_threads threads.
-KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket);
+// With `gate`, x is the [m, 2k] gate_up output and the kernel multiplies
+// gate(x[:, :k]) * x[:, k:] (the gated activation fused into its x load).
+KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
+                     std::optional<GatedAct> gate = std::nullopt);
 int gemv_m_bucket(int m);  // 1, 2, 4 or 8 for m in 1..8
 int gemv_rows_per_block(const TargetFacts& target, int m_bucket);
 bool gemv_supports(GgmlType weight);

@@ -4,7 +4,7 @@
 // Pure streaming: 2 reads and 1 write per element, so the only goals are wide
 // loads and enough bytes in flight (kVecsPerThread independent loads per
 // thread). grid = (ceil(inter / (kThreads * kPerVec * kVecsPerThread)), rows).
-#include "ft_device.h"
+#include "activation_ops.h"
 
 namespace ft {
 
@@ -13,18 +13,6 @@ struct GatedActArgs {
   const T* gate_up;  // [rows, 2 * inter]
   T* out;            // [rows, inter]
   int rows;
-};
-
-struct SiluOp {
-  // silu(g) = g * sigmoid(g) = g / (1 + exp(-g))
-  static FT_DEVICE float apply(float g) { return g * fast_rcp(1.0f + fast_exp(-g)); }
-};
-
-struct GeluTanhOp {
-  // gelu_tanh(g) = 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3)))
-  static FT_DEVICE float apply(float g) {
-    return 0.5f * g * (1.0f + fast_tanh(0.7978845608028654f * (g + 0.044715f * g * g * g)));
-  }
 };
 
 template <typename T, typename Op, int kInter, int kThreads, int kLoadBytes, int kVecsPerThread>

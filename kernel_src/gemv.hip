@@ -28,19 +28,47 @@
 // which is shared by the kRows rows of the wave.
 // The x quantization costs accuracy (int8, scale per 8..32 elements: 4e-3 to
 // 6e-3 relative L2 on random data on the H200); f32 activations see the same.
-#include "ft_device.h"
+#include "activation_ops.h"
 
 namespace ft {
 
 template <typename T>
 struct GemvArgs {
-  const T* x;       // [m, K]
+  const T* x;       // [m, K], or [m, 2K] gate_up rows with XGated
   const ft_u8* w;   // [n] rows of K elements in the weight format
   T* y;             // [m, n]
   const T* bias;    // [n] or null
   int n;
   int m;            // rows of x, 1..kM
 };
+
+// ---- The x input ---------------------------------------------------------------
+// XPlain: x as given, rows of K elements. XGated<Op>: x = Op(gate) * up read
+// from the fused gate_up row [gate (K) | up (K)] and rounded to T, exactly as
+// the gated activation kernel would have stored it: the down projection runs
+// the activation itself, saving that kernel's launch and round trip.
+struct XPlain {
+  static constexpr int kRowScale = 1;  // x row stride in units of K
+};
+template <typename Op>
+struct XGated {
+  static constexpr int kRowScale = 2;
+  using Act = Op;
+};
+
+// kN x elements from k on of one x row, as float.
+template <typename T, typename XIn, int kN, int kK>
+FT_DEVICE void load_x(const T* row, int k, float (&out)[kN]) {
+  const Vec<T, kN * sizeof(T)> v = load_vec<T, kN * sizeof(T)>(row + k);
+  if constexpr (XIn::kRowScale == 1) {
+#pragma unroll
+    for (int j = 0; j < kN; ++j) out[j] = to_float(v.v[j]);
+  } else {
+    const Vec<T, kN * sizeof(T)> u = load_vec<T, kN * sizeof(T)>(row + kK + k);
+#pragma unroll
+    for (int j = 0; j < kN; ++j) out[j] = to_float(from_float<T>(XIn::Act::apply(to_float(v.v[j])) * to_float(u.v[j])));
+  }
+}
 
 // ---- Helpers -----------------------------------------------------------------
 FT_DEVICE int dot4_i8(int a, int b, int c) {
@@ -263,18 +291,15 @@ struct QuantQ6_K {
 
 // Quantizes the x elements a lane part uses (kInts runs of 4) to int8 with one
 // scale; returns the scale (0 for an all-zero part).
-template <typename T, typename Q>
-FT_DEVICE float quantize_x_part(const T* xb, int p, int* q) {
+template <typename T, typename Q, typename XIn, int kK>
+FT_DEVICE float quantize_x_part(const T* xrow, int k0, int p, int* q) {
   float v[Q::kInts][4];
   float amax = 0.0f;
 #pragma unroll
   for (int i = 0; i < Q::kInts; ++i) {
-    const Vec<T, 4 * sizeof(T)> xv = load_vec<T, 4 * sizeof(T)>(xb + Q::elem(p, i));
+    load_x<T, XIn, 4, kK>(xrow, k0 + Q::elem(p, i), v[i]);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      v[i][j] = to_float(xv.v[j]);
-      amax = abs_max(amax, v[i][j]);
-    }
+    for (int j = 0; j < 4; ++j) amax = abs_max(amax, v[i][j]);
   }
   const float inv = amax > 0.0f ? 127.0f * fast_rcp(amax) : 0.0f;
 #pragma unroll
@@ -310,7 +335,7 @@ FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows
 // Rows past n and x rows past m are clamped to the last valid one (loads stay
 // in bounds, uniform control flow) and never stored.
 
-template <typename T, typename W, int kM, int kK, int kThreads, int kRows>
+template <typename T, typename W, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain>
 FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   constexpr int kPer = 16 / static_cast<int>(sizeof(W));  // weights per 16-byte load
   constexpr int kSpan = FT_WAVE_SIZE * kPer;              // K covered by one wave step
@@ -326,7 +351,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
     w[r] = reinterpret_cast<const W*>(a.w) + static_cast<long long>(row0 + r < a.n ? row0 + r : a.n - 1) * kK;
   const T* x[kM];
 #pragma unroll
-  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * kK;
+  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * (XIn::kRowScale * kK);
 
   float acc[kM][kRows] = {};
 #pragma unroll 4
@@ -342,19 +367,18 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
     }
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
-      const Vec<T, kPer * sizeof(T)> xv = load_vec<T, kPer * sizeof(T)>(x[m] + k);
+      float xf[kPer];
+      load_x<T, XIn, kPer, kK>(x[m], k, xf);
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) {
-        const float xf = to_float(xv.v[j]);
+      for (int j = 0; j < kPer; ++j)
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) acc[m][r] += xf * wf[r][j];
-      }
+        for (int r = 0; r < kRows; ++r) acc[m][r] += xf[j] * wf[r][j];
     }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
 
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
   static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
@@ -372,7 +396,7 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   for (int r = 0; r < kRows; ++r) w[r] = a.w + (row0 + r < a.n ? row0 + r : a.n - 1) * kRowBytes;
   const T* x[kM];
 #pragma unroll
-  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * kK;
+  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * (XIn::kRowScale * kK);
 
   float acc[kM][kRows] = {};
   // No unrolling: a step holds kRows blocks of weights and the x of kM rows
@@ -391,7 +415,7 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     for (int m = 0; m < kM; ++m) {
       int xq[Q::kInts];
       int xs[2];
-      const float xd = quantize_x_part<T, Q>(x[m] + blk * Q::kElems, part, xq);
+      const float xd = quantize_x_part<T, Q, XIn, kK>(x[m], blk * Q::kElems, part, xq);
       Q::x_sums(xq, xs);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[m][r] += xd * Q::dot(wr[r], xq, xs);

@@ -338,9 +338,7 @@ class ExecutorImpl final : public Executor {
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_));
       FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_));
       FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_));
-      FT_RETURN_IF_ERROR(gated_act(ops_, act_, GatedAct::kSilu, T, static_cast<int>(c_.intermediate_size), gate_up_,
-                                   act_out_));
-      FT_RETURN_IF_ERROR(matmul(ops_, act_, l.down, act_out_, T, x_));
+      FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
       if (hidden_dump_) FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
     }
     return add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_);

@@ -1,9 +1,11 @@
 #include "runtime/ops/matmul.h"
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "jit/catalog.h"
+#include "runtime/ops/activation.h"
 #include "runtime/ops/gemm.h"
 
 namespace ft {
@@ -26,7 +28,7 @@ Status check_weight(const char* op, const WeightView& w) {
 
 // The decode path: m <= 8 rows on the GEMV kernels (kernel_src/gemv.hip).
 Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-                   DeviceBuffer bias) {
+                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt) {
   if (!gemv_supports(w.type))
     return FT_ERROR(ErrorCode::kUnsupported, "matmul: no GEMV kernel for {} weights", ggml_type_name(w.type));
   const size_t es = dtype_size(act);
@@ -43,7 +45,7 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
                     dtype_name(act));
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
-  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket)));
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket, gate)));
   // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
   struct {
     uint64_t x, w, y, bias;
@@ -107,6 +109,20 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
   }
   if (m > kMaxGemvRows) return gemm(ctx, act, w, x, m, y, bias);
   return launch_gemv(ctx, act, w, x, m, y, bias);
+}
+
+Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
+                    DeviceBuffer y, DeviceBuffer tmp) {
+  FT_RETURN_IF_ERROR(check_weight("matmul", w));
+  const size_t es = dtype_size(act);
+  if (!ctx.on_cpu() && m > 0 && m <= kMaxGemvRows && gemv_supports(w.type)) {
+    if (gate_up.bytes < 2 * static_cast<size_t>(m) * w.k * es || y.bytes < static_cast<size_t>(m) * w.n * es)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: buffers too small for [{}, 2 x {}] x [{}, {}]^T", m, w.k,
+                      w.n, w.k);
+    return launch_gemv(ctx, act, w, gate_up, m, y, {}, gate);
+  }
+  FT_RETURN_IF_ERROR(gated_act(ctx, act, gate, m, w.k, gate_up, tmp));
+  return matmul(ctx, act, w, tmp, m, y);
 }
 
 }  // namespace ft

@@ -12,6 +12,7 @@
 
 #include "runtime/base/dtype.h"
 #include "runtime/model/ggml_types.h"
+#include "runtime/ops/activation.h"
 #include "runtime/ops/op_context.h"
 
 namespace ft {
@@ -25,6 +26,14 @@ struct WeightView {
 
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
               DeviceBuffer bias = {});
+
+// y[m, n] = (gate(gate_up[:, :k]) * gate_up[:, k:]) * W[n, k]^T: the gated
+// activation and the down projection. On the GEMV path (GPU, m <= 8) the
+// activation runs inside the matmul's x load, with no launch of its own and
+// the same result as the two ops (the product is rounded to `act` first);
+// otherwise gated_act() writes it to `tmp` ([m, k] of act) and matmul() follows.
+Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
+                    DeviceBuffer y, DeviceBuffer tmp);
 
 // The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
 // f32 and dotted with x in f32 (double accumulation). Multithreaded.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "runtime/model/quantize.h"
+#include "runtime/ops/activation.h"
 #include "runtime/ops/matmul.h"
 #include "tests/gpu/device_data.h"
 #include "tests/gpu/op_check.h"
@@ -16,6 +17,7 @@ struct MatmulCase {
   DType act;
   int m, n, k;
   bool bias;
+  bool gated = false;  // x = SiLU(gate) * up from an [m, 2k] gate_up (matmul_gated)
 };
 
 bool is_dense(GgmlType t) { return t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16; }
@@ -35,10 +37,16 @@ Result<std::vector<uint8_t>> random_weight(GgmlType type, int n, int k, std::mt1
 
 Result<double> check_one(OpContext& ctx, const MatmulCase& c, std::mt19937& rng) {
   FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(c.type, c.n, c.k, rng));
-  auto x = random_values(static_cast<size_t>(c.m) * c.k, c.act, rng);
+  auto x = random_values(static_cast<size_t>(c.m) * c.k * (c.gated ? 2 : 1), c.act, rng);
   auto bias = random_values(c.n, c.act, rng);
   std::vector<float> ref(static_cast<size_t>(c.m) * c.n);
-  FT_RETURN_IF_ERROR(matmul_reference(c.type, wbytes.data(), c.n, c.k, x.data(), c.m, ref.data(),
+  std::vector<float> x_ref = x;
+  if (c.gated) {  // the two-op reference: the activation's output is stored in act, then multiplied
+    x_ref.resize(static_cast<size_t>(c.m) * c.k);
+    gated_act_reference(GatedAct::kSilu, c.m, c.k, x.data(), x_ref.data());
+    x_ref = decode(encode(x_ref, c.act), c.act);
+  }
+  FT_RETURN_IF_ERROR(matmul_reference(c.type, wbytes.data(), c.n, c.k, x_ref.data(), c.m, ref.data(),
                                       c.bias ? bias.data() : nullptr));
   Backend& b = ctx.backend();
   FT_ASSIGN_OR_RETURN(DeviceBuffer dw, b.alloc(wbytes.size()));
@@ -48,7 +56,16 @@ Result<double> check_one(OpContext& ctx, const MatmulCase& c, std::mt19937& rng)
   FT_ASSIGN_OR_RETURN(DeviceBuffer dy, b.alloc(ref.size() * dtype_size(c.act)));
   FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
   WeightView w{c.type, c.n, c.k, dw};
-  Status s = matmul(ctx, c.act, w, dx, c.m, dy, c.bias ? dbias : DeviceBuffer{});
+  Status s;
+  if (c.gated) {
+    auto tmp = b.alloc(static_cast<size_t>(c.m) * c.k * dtype_size(c.act));
+    s = tmp.status();
+    if (s.ok()) s = matmul_gated(ctx, c.act, GatedAct::kSilu, w, dx, c.m, dy, *tmp);
+    if (s.ok()) s = b.synchronize();
+    if (tmp.ok()) b.free(*tmp);
+  } else {
+    s = matmul(ctx, c.act, w, dx, c.m, dy, c.bias ? dbias : DeviceBuffer{});
+  }
   if (s.ok()) s = b.synchronize();
   Result<std::vector<float>> got = s.ok() ? download(b, dy, c.act) : Result<std::vector<float>>(s);
   for (auto buf : {dw, dx, dbias, dy}) b.free(buf);
@@ -80,6 +97,14 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
   }
   // m > 8 goes to the GEMM.
   for (GgmlType t : {GgmlType::kBF16, GgmlType::kQ4_K}) cases.push_back({t, DType::kBF16, 17, 256, 4096, true});
+  // SiLU(gate) * up fused into the GEMV's x (and, at m > 8, the two ops).
+  for (GgmlType t : {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    cases.push_back({t, DType::kBF16, 1, 515, 12288, false, true});
+    cases.push_back({t, DType::kBF16, 5, 300, 3072, false, true});
+  }
+  cases.push_back({GgmlType::kF16, DType::kF16, 2, 258, 2048, false, true});
+  cases.push_back({GgmlType::kF32, DType::kF32, 1, 37, 1000, false, true});
+  cases.push_back({GgmlType::kBF16, DType::kBF16, 12, 256, 4096, false, true});
 
   std::vector<CheckCase> out;
   for (const auto& c : cases) {
@@ -88,7 +113,7 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
     // to the 16-bit tolerance; the 5-output case has little averaging (2e-2).
     double tol = 0;
     if (!is_dense(c.type)) tol = c.n < 16 ? 2e-2 : c.act == DType::kF32 ? 1e-2 : 0;
-    out.push_back(make_case(fmt::format("matmul {}", ggml_type_name(c.type)), c.act,
+    out.push_back(make_case(fmt::format("matmul {}{}", ggml_type_name(c.type), c.gated ? " silu" : ""), c.act,
                             fmt::format("{}x{}x{}{}", c.m, c.n, c.k, c.bias ? "+b" : ""), check_one(ctx, c, rng), tol));
   }
   return out;

@@ -239,6 +239,35 @@ TEST_F(MatmulCpuBackend, RunsTheReference) {
   EXPECT_EQ(got, want);
 }
 
+// matmul_gated on the CPU is the activation into tmp, then the matmul:
+// SiLU(gate) * up computed by hand here.
+TEST_F(MatmulCpuBackend, GatedIsTheActivationThenTheMatmul) {
+  const int n = 5, k = 64, m = 2;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(n) * k), gate_up(static_cast<size_t>(m) * 2 * k), act(m * k);
+  for (auto& v : w) v = dist(rng);
+  for (auto& v : gate_up) v = dist(rng);
+  for (int r = 0; r < m; ++r)
+    for (int i = 0; i < k; ++i) {
+      const double g = gate_up[r * 2 * k + i], u = gate_up[r * 2 * k + k + i];
+      act[r * k + i] = static_cast<float>(g / (1 + std::exp(-g)) * u);
+    }
+  std::vector<float> want(m * n), got(m * n, NAN), tmp(m * k, NAN);
+  ASSERT_TRUE(matmul_reference(GgmlType::kF32, reinterpret_cast<const uint8_t*>(w.data()), n, k, act.data(), m,
+                               want.data()).ok());
+  OpContext ctx(backend_.get());
+  WeightView view{GgmlType::kF32, n, k, put(w.data(), w.size() * 4)};
+  DeviceBuffer dx = put(gate_up.data(), gate_up.size() * 4), dy = put(got.data(), got.size() * 4),
+               dt = put(tmp.data(), tmp.size() * 4);
+  ASSERT_TRUE(matmul_gated(ctx, DType::kF32, GatedAct::kSilu, view, dx, m, dy, dt).ok());
+  ASSERT_TRUE(backend_->copy_to_host(got.data(), dy, got.size() * 4).ok());
+  for (int i = 0; i < m * n; ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i]))) << i;
+  // tmp too small for [m, k] is an error, not a write past its end.
+  EXPECT_EQ(matmul_gated(ctx, DType::kF32, GatedAct::kSilu, view, dx, m, dy, put(tmp.data(), 8)).code(),
+            ErrorCode::kInvalidArgument);
+}
+
 TEST_F(MatmulCpuBackend, BadInputsAreErrors) {
   std::vector<uint8_t> w(210 * 4);
   std::vector<float> x(512), y(8);
