@@ -63,6 +63,20 @@ FT_DEVICE int block_y() { return blockIdx.y; }
 FT_DEVICE void sync_threads() { __syncthreads(); }
 #endif
 
+// Programmatic dependent launch (sm_90 and later): a kernel launched with the
+// programmatic stream serialization attribute may be scheduled while the one
+// before it is still running. Every kernel entry (jit/kernel_spec.cpp's
+// wrapper) first waits here until the previous grid has finished and its
+// writes are visible, then lets the next grid begin launching: launch and
+// block scheduling overlap the previous kernel's tail, and memory order is
+// exactly that of plain stream order. Without the attribute both are no-ops.
+FT_DEVICE void grid_dependency_begin() {
+#if defined(FT_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");             // FT_NVIDIA only
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // FT_NVIDIA only
+#endif
+}
+
 FT_DEVICE int lane_id() { return thread_x() & (FT_WAVE_SIZE - 1); }
 FT_DEVICE int wave_id() { return thread_x() / FT_WAVE_SIZE; }
 

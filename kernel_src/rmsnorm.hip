@@ -40,11 +40,13 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   T* out = a.out + offset;
 
   float vals[kVecsPerThread][kPerVec];
+  V w[kVecsPerThread];  // loaded with x, so no global load waits behind the block sum
   float sum_sq = 0.0f;
 #pragma unroll
   for (int i = 0; i < kVecsPerThread; ++i) {
     const int vi = thread_x() + i * kThreads;
     if (kVecs % kThreads == 0 || vi < kVecs) {
+      w[i] = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
       V v = load_vec<T, kLoadBytes>(x + vi * kPerVec);
       if constexpr (kAddResidual) {
         V r = load_vec<T, kLoadBytes>(a.residual + offset + vi * kPerVec);
@@ -64,10 +66,9 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   for (int i = 0; i < kVecsPerThread; ++i) {
     const int vi = thread_x() + i * kThreads;
     if (kVecs % kThreads == 0 || vi < kVecs) {
-      V w = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
       V o;
 #pragma unroll
-      for (int j = 0; j < kPerVec; ++j) o.v[j] = from_float<T>(vals[i][j] * scale * to_float(w.v[j]));
+      for (int j = 0; j < kPerVec; ++j) o.v[j] = from_float<T>(vals[i][j] * scale * to_float(w[i].v[j]));
       store_vec<T, kLoadBytes>(out + vi * kPerVec, o);
     }
   }

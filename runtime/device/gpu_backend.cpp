@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <filesystem>
@@ -23,6 +24,22 @@ namespace {
 
 using Ptr = unsigned long long;  // CUdeviceptr / hipDeviceptr_t (a pointer: same ABI on x86-64)
 using Handle = void*;
+
+// CUlaunchAttribute and CUlaunchConfig as cuda.h (12.0 and later) lays them
+// out: an enum id padded to 8 bytes and a 64-byte value union.
+struct CuLaunchAttribute {
+  int id;
+  int pad;
+  unsigned value[16];
+};
+static_assert(sizeof(CuLaunchAttribute) == 72);
+struct CuLaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  Handle stream;
+  CuLaunchAttribute* attrs;
+  unsigned num_attrs;
+};
+static_assert(sizeof(CuLaunchConfig) == 56);
 
 // Entry points shared by both APIs (int results: CUresult / hipError_t, 0 = success).
 struct GpuApi {
@@ -49,6 +66,8 @@ struct GpuApi {
   int (*module_get_function)(Handle*, Handle, const char*);
   int (*launch_kernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Handle, void**,
                        void**);
+  // cuLaunchKernelEx (CUDA 12+), for programmatic dependent launch; optional.
+  int (*cu_launch_kernel_ex)(const void*, Handle, void**, void**) = nullptr;
   int (*stream_create)(Handle*, unsigned);
   int (*stream_destroy)(Handle);
   int (*stream_synchronize)(Handle);
@@ -106,6 +125,11 @@ class GpuBackend final : public Backend {
 
   Status start() {
     make_current();
+    // Programmatic dependent launch on sm_90 and later (FT_PDL=0 turns it off).
+    const char* env = std::getenv("FT_PDL");
+    int sm = 0;
+    if (kind_ == DeviceKind::kCuda && api_.cu_launch_kernel_ex && std::sscanf(info_.arch.c_str(), "sm_%d", &sm) == 1)
+      pdl_ = sm >= 90 && !(env && std::string(env) == "0");
     return check(api_.stream_create(&stream_, api_.stream_non_blocking), "stream create");
   }
 
@@ -185,6 +209,16 @@ class GpuBackend final : public Backend {
   Status launch(KernelHandle k, const LaunchDims& d, const void* args, size_t) override {
     bind();
     void* params[] = {const_cast<void*>(args)};
+    if (pdl_) {
+      // Programmatic stream serialization: the kernel may launch while the
+      // previous one finishes; its entry waits for it (kernel_src/ft_device.h).
+      CuLaunchAttribute attr{};
+      attr.id = 6;  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+      attr.value[0] = 1;
+      const CuLaunchConfig config{d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
+                                  d.shared_bytes, stream_, &attr, 1};
+      return check(api_.cu_launch_kernel_ex(&config, k.function, params, nullptr), "kernel launch");
+    }
     return check(api_.launch_kernel(k.function, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
                                     d.shared_bytes, stream_, params, nullptr),
                  "kernel launch");
@@ -261,6 +295,7 @@ class GpuBackend final : public Backend {
   Handle ctx_;
   DeviceInfo info_;
   Handle stream_ = nullptr;
+  bool pdl_ = false;  // launches carry the programmatic serialization attribute
   std::vector<Handle> modules_;
   const uint64_t id_ = [] {
     static std::atomic<uint64_t> next{1};
@@ -329,6 +364,7 @@ Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal) {
             bind(lib, {"cuEventRecord"}, a.event_record) && bind(lib, {"cuEventSynchronize"}, a.event_synchronize) &&
             bind(lib, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, a.event_elapsed) &&
             bind(lib, {"cuEventDestroy_v2", "cuEventDestroy"}, a.event_destroy);
+  bind(lib, {"cuLaunchKernelEx"}, a.cu_launch_kernel_ex);  // optional: CUDA 12+
   if (!ok) return FT_ERROR(ErrorCode::kNotFound, "libcuda.so.1 lacks a driver API entry point ft needs (driver too old?)");
   if (int rc = a.init(0); rc != 0)
     return FT_ERROR(ErrorCode::kDevice, "cuInit failed (error {}): no usable NVIDIA GPU or driver", rc);

@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -13,6 +13,7 @@
 #   gguf: the same model converted by ft-model to Q8_0 and Q4_K_M: GPU logits
 #         against the CPU backend on the same file (dequantized weights) and
 #         against HF bf16 (the quantization error); e2e_bench decode batch 1.
+#   perf: the model, its logits against HF, e2e_bench with FT_PDL=0 and 1.
 set -uo pipefail
 phase="${1:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
 out="${2:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
@@ -107,6 +108,22 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
     --decode-tokens 8 > "$work/ncu_b1.csv" 2> "$work/ncu_b1.err" || tail -5 "$work/ncu_b1.err"
   python3 "$here/tests/gpu/kernel_times.py" "$work/ncu_b1.csv" --steps 8 || status=1
   xz -c "$work/ncu_b1.csv" > "$out/ncu_b1.csv.xz"
+fi
+if [ "$phase" = perf ]; then
+  # The quick loop for kernel work: the model, logits against HF, and the
+  # decode figures with programmatic dependent launch off and on.
+  export FT_CACHE_DIR="$work/cache"
+  if [ ! -f "$model/hf_logits.f32" ]; then
+    step "HF transformers: build, save, teacher-forced logits"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 || status=1
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
+    --max 1 --label "bf16 ft vs HF f32"
+  for pdl in 0 1; do
+    step "e2e_bench, FT_PDL=$pdl"
+    FT_PDL=$pdl "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 || status=1
+  done
 fi
 if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
