@@ -198,6 +198,10 @@ const GemvWeight* find_gemv_weight(GgmlType t) {
 }  // namespace
 
 bool gemv_supports(GgmlType weight) { return find_gemv_weight(weight) != nullptr; }
+bool gemv_quantized(GgmlType weight) {
+  const GemvWeight* w = find_gemv_weight(weight);
+  return w && w->quantized;
+}
 
 int gemv_m_bucket(int m) { return m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8; }
 
@@ -205,19 +209,41 @@ int gemv_rows_per_block(const TargetFacts& target, int m_bucket) {
   return m_bucket <= 2 ? target.tiles.gemv.rows : target.tiles.gemv.rows_wide_m;
 }
 
+namespace {
+const char* gated_x_type(GatedAct gate) {
+  return gate == GatedAct::kSilu ? "ft::XGated<ft::SiluOp>" : "ft::XGated<ft::GeluTanhOp>";
+}
+}  // namespace
+
+KernelSpec gemv_quantize_x_spec(DType act, int k, std::optional<GatedAct> gate) {
+  KernelSpec s;
+  const char* gate_name = !gate ? "" : *gate == GatedAct::kSilu ? "_silu" : "_gelu_tanh";
+  s.name = fmt::format("ft_quantize_x_q8_{}_k{}{}", dtype_name(act), k, gate_name);
+  s.family = "gemv";
+  s.function = "ft::quantize_x_q8";
+  s.block_threads = kGemvQuantizeThreads;
+  s.template_args = {std::string(dtype_device_name(act)), std::to_string(k), std::to_string(s.block_threads)};
+  if (gate) s.template_args.push_back(gated_x_type(*gate));
+  s.args_type = fmt::format("ft::QuantizeXArgs<{}>", dtype_device_name(act));
+  return s;
+}
+
+size_t gemv_quantized_x_bytes(int m, int k) { return static_cast<size_t>(m) * k + 2 * static_cast<size_t>(m) * (k / 32) * 4; }
+
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
                      std::optional<GatedAct> gate) {
   const GemvTile& tile = target.tiles.gemv;
   const GemvWeight* w = find_gemv_weight(weight);
   if (!w) w = &kGemvWeights[0];  // callers check gemv_supports(); keeps the spec well-formed
   KernelSpec s;
-  const char* gate_name = !gate ? "" : *gate == GatedAct::kSilu ? "_silu" : "_gelu_tanh";
+  const char* gate_name = !gate || w->quantized ? "" : *gate == GatedAct::kSilu ? "_silu" : "_gelu_tanh";
   s.name = fmt::format("ft_gemv_{}_{}_k{}_m{}{}", dtype_name(act), w->name, k, m_bucket, gate_name);
   s.family = "gemv";
   s.function = w->quantized ? "ft::gemv_quant" : "ft::gemv_dense";
   s.template_args = {std::string(dtype_device_name(act)), w->device_type, std::to_string(m_bucket), std::to_string(k),
                      std::to_string(tile.block_threads), std::to_string(gemv_rows_per_block(target, m_bucket))};
-  if (gate) s.template_args.push_back(*gate == GatedAct::kSilu ? "ft::XGated<ft::SiluOp>" : "ft::XGated<ft::GeluTanhOp>");
+  // Quantized weights read quantize_x_q8's output; the gate goes there.
+  if (gate && !w->quantized) s.template_args.push_back(gated_x_type(*gate));
   s.args_type = fmt::format("ft::GemvArgs<{}>", dtype_device_name(act));
   s.block_threads = tile.block_threads;
   return s;
@@ -272,11 +298,15 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     for (GgmlType w : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
       specs.push_back(gemv_spec(target, DType::kF16, w, k, 1));
   }
-  // The down projection with SiLU(gate) * up fused into its x load, at the
-  // 8B models' intermediate sizes.
-  for (int k : {12288, 14336})
-    for (GgmlType w : {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
-      specs.push_back(gemv_spec(target, DType::kBF16, w, k, 1, GatedAct::kSilu));
+  // x quantization for the quantized GEMVs.
+  for (int k : catalog_gemv_k_sizes())
+    for (DType dt : {DType::kBF16, DType::kF16}) specs.push_back(gemv_quantize_x_spec(dt, k));
+  // The down projection with SiLU(gate) * up fused into its x load (dense)
+  // or into the x quantization, at the 8B models' intermediate sizes.
+  for (int k : {12288, 14336}) {
+    specs.push_back(gemv_spec(target, DType::kBF16, GgmlType::kBF16, k, 1, GatedAct::kSilu));
+    specs.push_back(gemv_quantize_x_spec(DType::kBF16, k, GatedAct::kSilu));
+  }
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {
     for (int d : {64, 128}) {

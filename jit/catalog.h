@@ -72,8 +72,16 @@ std::vector<int> catalog_gemm_k_sizes();
 // gemv_rows_per_block() rows, target.tiles.gemv.block_threads threads.
 // With `gate`, x is the [m, 2k] gate_up output and the kernel multiplies
 // gate(x[:, :k]) * x[:, k:] (the gated activation fused into its x load).
+// For quantized weights the GEMV reads x quantized by the
+// gemv_quantize_x_spec kernel (which then takes the gate), into
+// gemv_quantized_x_bytes(m, k) of scratch; grid ceil(m * k / 32 /
+// kGemvQuantizeThreads).
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
                      std::optional<GatedAct> gate = std::nullopt);
+constexpr int kGemvQuantizeThreads = 128;
+KernelSpec gemv_quantize_x_spec(DType act, int k, std::optional<GatedAct> gate = std::nullopt);
+size_t gemv_quantized_x_bytes(int m, int k);
+bool gemv_quantized(GgmlType weight);  // the GEMV reads quantized x
 int gemv_m_bucket(int m);  // 1, 2, 4 or 8 for m in 1..8
 int gemv_rows_per_block(const TargetFacts& target, int m_bucket);
 bool gemv_supports(GgmlType weight);

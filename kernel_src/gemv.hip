@@ -15,19 +15,20 @@
 // all there is to do: one FMA per weight per x row).
 //
 // GGUF blocks (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): the integer dot path for every
-// type. Each lane handles a fixed part of a block (QuantXxx::elem says which
-// elements); it quantizes the x elements of that part to int8 with one scale
-// (amax / 127, like llama.cpp's q8_1 activations but per lane part, so no
-// workspace, no second launch and no cross-lane step is needed), unpacks the
-// weights to signed int8 x 4 and accumulates with 4-way int8 dot products:
-// dp4a on NVIDIA, v_dot4_i32_iu8 (sudot4) on gfx11/gfx12, v_dot4_i32_i8
-// (sdot4) on gfx9, chosen by the FT_HAS_* macros the JIT sets from the
-// target's dot flags. Scales stay integer until one conversion per block
-// part. Why integer: an fp path costs ~3 ops per weight per x row (extract,
-// convert, FMA); the dot path ~1 op per 4 weights plus the x quantization,
-// which is shared by the kRows rows of the wave.
-// The x quantization costs accuracy (int8, scale per 8..32 elements: 4e-3 to
-// 6e-3 relative L2 on random data on the H200); f32 activations see the same.
+// type. x is quantized once per launch by quantize_x_q8 (a small kernel
+// before the GEMV, like llama.cpp's q8_1 activations): int8 per element, one
+// f32 scale (amax / 127) and the f32 sum of the values per 32 elements. Each
+// lane of the GEMV handles a fixed part of a weight block (QuantXxx::elem
+// says which elements), unpacks the weights to signed int8 x 4 and
+// accumulates with 4-way int8 dot products: dp4a on NVIDIA, v_dot4_i32_iu8
+// (sudot4) on gfx11/gfx12, v_dot4_i32_i8 (sdot4) on gfx9, chosen by the
+// FT_HAS_* macros the JIT sets from the target's dot flags. Scales stay
+// integer until one conversion per 32-element block. Why integer: an fp path
+// costs ~3 ops per weight per x row (extract, convert, FMA); the dot path ~1
+// op per 4 weights. Why a separate x pass: quantizing x inside the GEMV cost
+// every block the whole x again, about half the instructions of the loop.
+// The x quantization costs accuracy (int8 with a scale per 32 elements, as
+// llama.cpp's q8_1); f32 activations see the same.
 #include "activation_ops.h"
 
 namespace ft {
@@ -117,15 +118,12 @@ FT_DEVICE int pack_i8x4(float a, float b, float c, float d) {
 FT_DEVICE int minus8_i8x4(ft_u32 v) { return static_cast<int>((v + 0x78787878u) ^ 0x80808080u); }
 FT_DEVICE int minus32_i8x4(ft_u32 v) { return static_cast<int>((v + 0x60606060u) ^ 0x80808080u); }
 
-constexpr int kOnes = 0x01010101;
-
 // ---- Quant traits ------------------------------------------------------------
 // kParts lanes share one block; part p covers kInts runs of 4 consecutive
 // elements starting at elem(p, i). load() reads the part's weights as signed
-// int8 x 4 (plus scales); x_sums() computes what dot() needs of x alone
-// (the K-quants' per-sub-block sums for the mins), once per x row rather
-// than once per weight row; dot() returns sum(w * xq) for the part in units
-// of the x scale.
+// int8 x 4 (plus scales); dot() returns the part's sum(w * x) from the
+// quantized x ints of those elements, the x scales xd and sums xs of the
+// block's 32-element sub-blocks, and the part index.
 
 // Q8_0 {f16 d; i8 qs[32]}: 4 lanes x 8 elements.
 struct QuantQ8_0 {
@@ -140,9 +138,8 @@ struct QuantQ8_0 {
     r.q[0] = load_i32_a2(b + 2 + 8 * p);
     r.q[1] = load_i32_a2(b + 6 + 8 * p);
   }
-  static FT_DEVICE void x_sums(const int*, int*) {}
-  static FT_DEVICE float dot(const Regs& r, const int* x, const int*) {
-    return r.d * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
+  static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int) {
+    return r.d * xd[0] * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
   }
 };
 
@@ -161,9 +158,8 @@ struct QuantQ4_0 {
     r.q[0] = minus8_i8x4(v & 0x0F0F0F0Fu);
     r.q[1] = minus8_i8x4((v >> 4) & 0x0F0F0F0Fu);
   }
-  static FT_DEVICE void x_sums(const int*, int*) {}
-  static FT_DEVICE float dot(const Regs& r, const int* x, const int*) {
-    return r.d * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
+  static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int) {
+    return r.d * xd[0] * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
   }
 };
 
@@ -197,23 +193,20 @@ FT_DEVICE void k_quant_scales(const ft_u8* b, int p, KQuantRegs& r) {
     r.mn[0] = ((lo >> 4) & 0x0F) | (((hi_mn >> 6) & 3) << 4), r.mn[1] = ((lo >> 12) & 0x0F) | (((hi_mn >> 14) & 3) << 4);
   }
 }
-FT_DEVICE void k_quant_x_sums(const int* x, int* xs) {
-  xs[0] = xs[1] = 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    xs[0] = dot4_i8(kOnes, x[i], xs[0]);
-    xs[1] = dot4_i8(kOnes, x[4 + i], xs[1]);
-  }
-}
-FT_DEVICE float k_quant_dot(const KQuantRegs& r, const int* x, const int* xs) {
+// The part's sum over sub-blocks 2g and 2g + 1 (x scales xd[2g], xd[2g + 1]).
+// The mins term, dmin * mn * (sum of x over the sub-block), covers the whole
+// sub-block, so only the first lane of each pair (p even) adds it.
+FT_DEVICE float k_quant_dot(const KQuantRegs& r, const int* x, const float* xd, const float* xs, int p) {
   int s0 = 0, s1 = 0;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     s0 = dot4_i8(r.q[i], x[i], s0);
     s1 = dot4_i8(r.q[4 + i], x[4 + i], s1);
   }
-  return r.d * static_cast<float>(s0 * r.sc[0] + s1 * r.sc[1]) -
-         r.dmin * static_cast<float>(xs[0] * r.mn[0] + xs[1] * r.mn[1]);
+  const int j = 2 * (p >> 1);
+  float v = r.d * (static_cast<float>(s0 * r.sc[0]) * xd[j] + static_cast<float>(s1 * r.sc[1]) * xd[j + 1]);
+  if ((p & 1) == 0) v -= r.dmin * (static_cast<float>(r.mn[0]) * xs[j] + static_cast<float>(r.mn[1]) * xs[j + 1]);
+  return v;
 }
 
 // Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}
@@ -230,8 +223,9 @@ struct QuantQ4_K {
       r.q[4 + i] = static_cast<int>((qs.v[i] >> 4) & 0x0F0F0F0Fu);
     }
   }
-  static FT_DEVICE void x_sums(const int* x, int* xs) { k_quant_x_sums(x, xs); }
-  static FT_DEVICE float dot(const Regs& r, const int* x, const int* xs) { return k_quant_dot(r, x, xs); }
+  static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float* xs, int p) {
+    return k_quant_dot(r, x, xd, xs, p);
+  }
 };
 
 // Q5_K {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: bit 2g of
@@ -251,8 +245,9 @@ struct QuantQ5_K {
       r.q[4 + i] = static_cast<int>(((qs.v[i] >> 4) & 0x0F0F0F0Fu) | (((qh.v[i] >> (2 * g + 1)) & 0x01010101u) << 4));
     }
   }
-  static FT_DEVICE void x_sums(const int* x, int* xs) { k_quant_x_sums(x, xs); }
-  static FT_DEVICE float dot(const Regs& r, const int* x, const int* xs) { return k_quant_dot(r, x, xs); }
+  static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float* xs, int p) {
+    return k_quant_dot(r, x, xd, xs, p);
+  }
 };
 
 // Q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: 16 lanes per block;
@@ -280,31 +275,62 @@ struct QuantQ6_K {
     for (int i = 0; i < 4; ++i) r.sc[i] = sc[2 * i];
     r.d = half_bits_to_float(load_u16(b + 208));
   }
-  static FT_DEVICE void x_sums(const int*, int*) {}
-  static FT_DEVICE float dot(const Regs& r, const int* x, const int*) {
-    int s = 0;
+  // Int i lies in the 32-element block 4h + i of the weight block.
+  static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int p) {
+    const float* d = xd + 4 * (p >> 3);
+    float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) s += r.sc[i] * dot4_i8(r.q[i], x[i], 0);
-    return r.d * static_cast<float>(s);
+    for (int i = 0; i < 4; ++i) s += static_cast<float>(r.sc[i] * dot4_i8(r.q[i], x[i], 0)) * d[i];
+    return r.d * s;
   }
 };
 
-// Quantizes the x elements a lane part uses (kInts runs of 4) to int8 with one
-// scale; returns the scale (0 for an all-zero part).
-template <typename T, typename Q, typename XIn, int kK>
-FT_DEVICE float quantize_x_part(const T* xrow, int k0, int p, int* q) {
-  float v[Q::kInts][4];
-  float amax = 0.0f;
+// ---- x quantization: once per launch, before the quantized GEMV ------------------
+// x [m, K] (or act(gate) * up with XGated) into one buffer: int8 q [m][K],
+// then the scales d [m][K / 32] (amax / 127; 0 for an all-zero block), then
+// the sums s [m][K / 32] of the x values (as rounded to T) per 32-element
+// block. One thread per 32-element block; grid = ceil(m * K / 32 / kThreads).
+template <typename T>
+struct QuantizeXArgs {
+  const T* x;
+  ft_u8* out;
+  int m;
+};
+
+template <typename T, int kK, int kThreads, typename XIn = XPlain>
+FT_DEVICE void quantize_x_q8(const QuantizeXArgs<T>& a) {
+  static_assert(kK % 32 == 0, "K must be a whole number of 32-element blocks");
+  constexpr int kBlocks = kK / 32;
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
+  const int i = block_x() * kThreads + thread_x();
+  if (i >= a.m * kBlocks) return;
+  const int row = i / kBlocks, b = i % kBlocks;
+  const T* xrow = a.x + static_cast<long long>(row) * (XIn::kRowScale * kK);
+  float v[32];
 #pragma unroll
-  for (int i = 0; i < Q::kInts; ++i) {
-    load_x<T, XIn, 4, kK>(xrow, k0 + Q::elem(p, i), v[i]);
+  for (int c = 0; c < 32; c += kPer) {
+    float chunk[kPer];
+    load_x<T, XIn, kPer, kK>(xrow, 32 * b + c, chunk);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) amax = abs_max(amax, v[i][j]);
+    for (int j = 0; j < kPer; ++j) v[c + j] = chunk[j];
+  }
+  float amax = 0.0f, sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    amax = abs_max(amax, v[j]);
+    sum += v[j];
   }
   const float inv = amax > 0.0f ? 127.0f * fast_rcp(amax) : 0.0f;
+  Vec<int, 16> q[2];
 #pragma unroll
-  for (int i = 0; i < Q::kInts; ++i) q[i] = pack_i8x4(v[i][0] * inv, v[i][1] * inv, v[i][2] * inv, v[i][3] * inv);
-  return amax * (1.0f / 127.0f);
+  for (int j = 0; j < 8; ++j)
+    q[j / 4].v[j % 4] = pack_i8x4(v[4 * j] * inv, v[4 * j + 1] * inv, v[4 * j + 2] * inv, v[4 * j + 3] * inv);
+  int* qout = reinterpret_cast<int*>(a.out + static_cast<long long>(row) * kK + 32 * b);
+  store_vec<int, 16>(qout, q[0]);
+  store_vec<int, 16>(qout + 4, q[1]);
+  float* d = reinterpret_cast<float*>(a.out + static_cast<long long>(a.m) * kK);
+  d[row * kBlocks + b] = amax * (1.0f / 127.0f);
+  d[a.m * kBlocks + row * kBlocks + b] = sum;
 }
 
 // Sums acc over the block (wave sums, then one LDS slot per wave) and stores
@@ -378,7 +404,8 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
 
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain>
+// a.x is quantize_x_q8's buffer for the same m and K.
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
   static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
@@ -394,9 +421,17 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   const ft_u8* w[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) w[r] = a.w + (row0 + r < a.n ? row0 + r : a.n - 1) * kRowBytes;
-  const T* x[kM];
+  constexpr int kXBlocks = kK / 32;
+  const ft_u8* xq[kM];
+  const float *xd[kM], *xs[kM];
+  const float* scales = reinterpret_cast<const float*>(reinterpret_cast<const ft_u8*>(a.x) + static_cast<long long>(a.m) * kK);
 #pragma unroll
-  for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * (XIn::kRowScale * kK);
+  for (int m = 0; m < kM; ++m) {
+    const int mm = m < a.m ? m : a.m - 1;
+    xq[m] = reinterpret_cast<const ft_u8*>(a.x) + static_cast<long long>(mm) * kK;
+    xd[m] = scales + mm * kXBlocks;
+    xs[m] = scales + (a.m + mm) * kXBlocks;
+  }
 
   float acc[kM][kRows] = {};
   // No unrolling: a step holds kRows blocks of weights and the x of kM rows
@@ -407,18 +442,19 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     const int blk = s * kPerStep + lane_id() / Q::kParts;
     if (kBlocks % kPerStep != 0 && blk >= kBlocks) continue;
     // Weights first (the long-latency loads), then one x row at a time
-    // against all kRows rows, so only one row of quantized x is live.
+    // against all kRows rows, so only one row of x is live.
     typename Q::Regs wr[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
+    constexpr int kSub = Q::kElems / 32;  // x scales per weight block
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
-      int xq[Q::kInts];
-      int xs[2];
-      const float xd = quantize_x_part<T, Q, XIn, kK>(x[m], blk * Q::kElems, part, xq);
-      Q::x_sums(xq, xs);
+      int x[Q::kInts];
+      const ft_u8* xb = xq[m] + blk * Q::kElems;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) acc[m][r] += xd * Q::dot(wr[r], xq, xs);
+      for (int i = 0; i < Q::kInts; ++i) x[i] = *reinterpret_cast<const int*>(xb + Q::elem(part, i));
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], x, xd[m] + blk * kSub, xs[m] + blk * kSub, part);
     }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);

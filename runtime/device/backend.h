@@ -70,6 +70,11 @@ class Backend {
   virtual Result<KernelHandle> load_kernel(const std::string& code_object, const std::string& symbol) = 0;
   // Launches `kernel` with one by-value argument struct of `args_bytes` bytes.
   virtual Status launch(KernelHandle kernel, const LaunchDims& dims, const void* args, size_t args_bytes) = 0;
+  // Whether later launches may overlap the previous kernel's tail
+  // (programmatic dependent launch on sm_90+; on by default where the device
+  // has it, memory order unchanged). Kernels that fill the GPU lose by it:
+  // early-launched blocks hold SM resources while they wait.
+  virtual void set_launch_overlap(bool) {}
   virtual Status synchronize() = 0;
   // Graph capture: between begin_capture() and end_capture(), launches and
   // device-side copies are recorded instead of run; replay() runs them again

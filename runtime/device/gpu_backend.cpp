@@ -209,7 +209,7 @@ class GpuBackend final : public Backend {
   Status launch(KernelHandle k, const LaunchDims& d, const void* args, size_t) override {
     bind();
     void* params[] = {const_cast<void*>(args)};
-    if (pdl_) {
+    if (pdl_ && overlap_) {
       // Programmatic stream serialization: the kernel may launch while the
       // previous one finishes; its entry waits for it (kernel_src/ft_device.h).
       CuLaunchAttribute attr{};
@@ -223,6 +223,7 @@ class GpuBackend final : public Backend {
                                     d.shared_bytes, stream_, params, nullptr),
                  "kernel launch");
   }
+  void set_launch_overlap(bool on) override { overlap_ = on; }
   Status synchronize() override {
     bind();
     return check(api_.stream_synchronize(stream_), "stream synchronize");
@@ -295,7 +296,8 @@ class GpuBackend final : public Backend {
   Handle ctx_;
   DeviceInfo info_;
   Handle stream_ = nullptr;
-  bool pdl_ = false;  // launches carry the programmatic serialization attribute
+  bool pdl_ = false;     // the device and driver have programmatic dependent launch
+  bool overlap_ = true;  // set_launch_overlap()
   std::vector<Handle> modules_;
   const uint64_t id_ = [] {
     static std::atomic<uint64_t> next{1};

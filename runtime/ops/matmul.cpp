@@ -45,6 +45,20 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
                     dtype_name(act));
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
+  if (gemv_quantized(w.type)) {
+    // x (or gate(x) * up) to int8 with per-32 scales, into scratch; the GEMV reads that.
+    FT_ASSIGN_OR_RETURN(DeviceBuffer q8, ctx.scratch(gemv_quantized_x_bytes(m, w.k)));
+    FT_ASSIGN_OR_RETURN(KernelHandle qk, ctx.kernel(gemv_quantize_x_spec(act, w.k, gate)));
+    struct {
+      uint64_t x, out;
+      int m;
+    } qargs{x.ptr, q8.ptr, m};  // mirrors kernel_src/gemv.hip's QuantizeXArgs<T>
+    LaunchDims qdims;
+    qdims.grid[0] = static_cast<unsigned>((m * (w.k / 32) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
+    qdims.block[0] = kGemvQuantizeThreads;
+    FT_RETURN_IF_ERROR(ctx.backend().launch(qk, qdims, &qargs, sizeof qargs));
+    x = q8;
+  }
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket, gate)));
   // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
   struct {

@@ -13,7 +13,8 @@
 #   gguf: the same model converted by ft-model to Q8_0 and Q4_K_M: GPU logits
 #         against the CPU backend on the same file (dequantized weights) and
 #         against HF bf16 (the quantization error); e2e_bench decode batch 1.
-#   perf: the model, its logits against HF, e2e_bench with FT_PDL=0 and 1.
+#   perf: the model, its logits against HF, gemv_bench, e2e_bench bf16 and
+#         Q4_K_M batch 1.
 set -uo pipefail
 phase="${1:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
 out="${2:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
@@ -110,20 +111,26 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   xz -c "$work/ncu_b1.csv" > "$out/ncu_b1.csv.xz"
 fi
 if [ "$phase" = perf ]; then
-  # The quick loop for kernel work: the model, logits against HF, and the
-  # decode figures with programmatic dependent launch off and on.
+  # The quick loop for kernel work: the model and its logits against HF;
+  # while the Q4_K_M conversion runs on the CPU (niced), gemv_bench and the
+  # bf16 e2e_bench; then Q4_K_M decode at batch 1.
   export FT_CACHE_DIR="$work/cache"
   if [ ! -f "$model/hf_logits.f32" ]; then
     step "HF transformers: build, save, teacher-forced logits"
     python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
   fi
+  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
+  convert=$!
   "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 || status=1
   python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
     --max 1 --label "bf16 ft vs HF f32"
-  for pdl in 0 1; do
-    step "e2e_bench, FT_PDL=$pdl"
-    FT_PDL=$pdl "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 || status=1
-  done
+  step "gemv_bench"
+  "$bin/gemv_bench" | tail -22 || status=1
+  step "e2e_bench bf16"
+  "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 || status=1
+  wait $convert || { cat "$work/convert.log"; status=1; }
+  step "e2e_bench q4_k_m"
+  "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -2 || status=1
 fi
 if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
