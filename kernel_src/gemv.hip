@@ -17,7 +17,7 @@
 // GGUF blocks (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): the integer dot path for every
 // type. x is quantized once per launch by quantize_x_q8 (a small kernel
 // before the GEMV, like llama.cpp's q8_1 activations): int8 per element, one
-// f32 scale (amax / 127) and the f32 sum of the values per 32 elements. Each
+// f32 scale (amax / 127) and d times the sum of the int8 values per 32 elements. Each
 // lane of the GEMV handles a fixed part of a weight block (QuantXxx::elem
 // says which elements), unpacks the weights to signed int8 x 4 and
 // accumulates with 4-way int8 dot products: dp4a on NVIDIA, v_dot4_i32_iu8
@@ -288,7 +288,7 @@ struct QuantQ6_K {
 // ---- x quantization: once per launch, before the quantized GEMV ------------------
 // x [m, K] (or act(gate) * up with XGated) into one buffer: int8 q [m][K],
 // then the scales d [m][K / 32] (amax / 127; 0 for an all-zero block), then
-// the sums s [m][K / 32] of the x values (as rounded to T) per 32-element
+// the sums s [m][K / 32] of the quantized values times d per 32-element
 // block. One thread per 32-element block; grid = ceil(m * K / 32 / kThreads).
 template <typename T>
 struct QuantizeXArgs {
@@ -314,17 +314,22 @@ FT_DEVICE void quantize_x_q8(const QuantizeXArgs<T>& a) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) v[c + j] = chunk[j];
   }
-  float amax = 0.0f, sum = 0.0f;
+  float amax = 0.0f;
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    amax = abs_max(amax, v[j]);
-    sum += v[j];
-  }
+  for (int j = 0; j < 32; ++j) amax = abs_max(amax, v[j]);
   const float inv = amax > 0.0f ? 127.0f * fast_rcp(amax) : 0.0f;
   Vec<int, 16> q[2];
+  int qsum = 0;
 #pragma unroll
-  for (int j = 0; j < 8; ++j)
-    q[j / 4].v[j % 4] = pack_i8x4(v[4 * j] * inv, v[4 * j + 1] * inv, v[4 * j + 2] * inv, v[4 * j + 3] * inv);
+  for (int j = 0; j < 8; ++j) {
+    const int packed = pack_i8x4(v[4 * j] * inv, v[4 * j + 1] * inv, v[4 * j + 2] * inv, v[4 * j + 3] * inv);
+    q[j / 4].v[j % 4] = packed;
+    qsum = dot4_i8(packed, 0x01010101, qsum);
+  }
+  // The sum of the quantized values, not of x: the K-quants' weights are
+  // d * sc * q - dmin * mn with q >= 0, and their int8 x error cancels only
+  // when the mins term sees the same x as the scales term.
+  const float sum = static_cast<float>(qsum) * amax * (1.0f / 127.0f);
   int* qout = reinterpret_cast<int*>(a.out + static_cast<long long>(row) * kK + 32 * b);
   store_vec<int, 16>(qout, q[0]);
   store_vec<int, 16>(qout + 4, q[1]);
@@ -380,17 +385,20 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * (XIn::kRowScale * kK);
 
   float acc[kM][kRows] = {};
-#pragma unroll 4
-  for (int s = wave_id(); s < kSteps; s += kWaves) {
+  auto load_w = [&](int s, Vec<W, 16>(&v)[kRows]) {
     const int k = s * kSpan + lane_id() * kPer;
-    if (kK % kSpan != 0 && k >= kK) continue;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (kK % kSpan == 0 || k < kK) v[r] = load_vec<W, 16>(w[r] + k);
+  };
+  auto step = [&](int s, const Vec<W, 16>(&v)[kRows]) {
+    const int k = s * kSpan + lane_id() * kPer;
+    if (kK % kSpan != 0 && k >= kK) return;
     float wf[kRows][kPer];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const Vec<W, 16> v = load_vec<W, 16>(w[r] + k);
+    for (int r = 0; r < kRows; ++r)
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v.v[j]);
-    }
+      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v[r].v[j]);
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
       float xf[kPer];
@@ -400,6 +408,26 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 #pragma unroll
         for (int r = 0; r < kRows; ++r) acc[m][r] += xf[j] * wf[r][j];
     }
+  };
+  // The first step's weights are requested before waiting for the kernel
+  // that writes x (no earlier kernel writes weights): they arrive while it
+  // finishes.
+  // Only at m <= 2: the wide-m buckets have no registers to spare for it.
+  int s0 = wave_id();
+  if constexpr (kM <= 2) {
+    Vec<W, 16> first[kRows];
+    if (s0 < kSteps) load_w(s0, first);
+    grid_dependency_begin();
+    if (s0 < kSteps) step(s0, first);
+    s0 += kWaves;
+  } else {
+    grid_dependency_begin();
+  }
+#pragma unroll 4
+  for (int s = s0; s < kSteps; s += kWaves) {
+    Vec<W, 16> v[kRows];
+    load_w(s, v);
+    step(s, v);
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
@@ -422,40 +450,54 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
 #pragma unroll
   for (int r = 0; r < kRows; ++r) w[r] = a.w + (row0 + r < a.n ? row0 + r : a.n - 1) * kRowBytes;
   constexpr int kXBlocks = kK / 32;
-  const ft_u8* xq[kM];
-  const float *xd[kM], *xs[kM];
-  const float* scales = reinterpret_cast<const float*>(reinterpret_cast<const ft_u8*>(a.x) + static_cast<long long>(a.m) * kK);
-#pragma unroll
-  for (int m = 0; m < kM; ++m) {
-    const int mm = m < a.m ? m : a.m - 1;
-    xq[m] = reinterpret_cast<const ft_u8*>(a.x) + static_cast<long long>(mm) * kK;
-    xd[m] = scales + mm * kXBlocks;
-    xs[m] = scales + (a.m + mm) * kXBlocks;
-  }
+  const ft_u8* xq = reinterpret_cast<const ft_u8*>(a.x);
+  const float* xd = reinterpret_cast<const float*>(xq + static_cast<long long>(a.m) * kK);  // then the sums
 
   float acc[kM][kRows] = {};
+  constexpr int kSub = Q::kElems / 32;  // x scales per weight block
+  auto load_w = [&](int s, typename Q::Regs(&wr)[kRows]) {
+    const int blk = s * kPerStep + lane_id() / Q::kParts;
+    if (kBlocks % kPerStep != 0 && blk >= kBlocks) return;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
+  };
+  // One x row at a time against all kRows rows, so only one row of x is live.
+  auto step = [&](int s, const typename Q::Regs(&wr)[kRows]) {
+    const int blk = s * kPerStep + lane_id() / Q::kParts;
+    if (kBlocks % kPerStep != 0 && blk >= kBlocks) return;
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      const int mm = m < a.m ? m : a.m - 1;
+      int xv[Q::kInts];
+      const ft_u8* xb = xq + mm * kK + blk * Q::kElems;
+#pragma unroll
+      for (int i = 0; i < Q::kInts; ++i) xv[i] = *reinterpret_cast<const int*>(xb + Q::elem(part, i));
+      const float* d = xd + mm * kXBlocks + blk * kSub;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], xv, d, d + a.m * kXBlocks, part);
+    }
+  };
+  // The first step's weights are requested before waiting for the x
+  // quantization (no earlier kernel writes weights): they arrive while it runs.
+  // Only at m <= 2: the wide-m buckets have no registers to spare for it.
+  int s0 = wave_id();
+  if constexpr (kM <= 2) {
+    typename Q::Regs first[kRows];
+    if (s0 < kSteps) load_w(s0, first);
+    grid_dependency_begin();
+    if (s0 < kSteps) step(s0, first);
+    s0 += kWaves;
+  } else {
+    grid_dependency_begin();
+  }
   // No unrolling: a step holds kRows blocks of weights and the x of kM rows
   // in flight; two steps would double that (spills at kM = 8). Bytes in
   // flight come from the waves instead.
 #pragma unroll 1
-  for (int s = wave_id(); s < kSteps; s += kWaves) {
-    const int blk = s * kPerStep + lane_id() / Q::kParts;
-    if (kBlocks % kPerStep != 0 && blk >= kBlocks) continue;
-    // Weights first (the long-latency loads), then one x row at a time
-    // against all kRows rows, so only one row of x is live.
+  for (int s = s0; s < kSteps; s += kWaves) {
     typename Q::Regs wr[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
-    constexpr int kSub = Q::kElems / 32;  // x scales per weight block
-#pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      int x[Q::kInts];
-      const ft_u8* xb = xq[m] + blk * Q::kElems;
-#pragma unroll
-      for (int i = 0; i < Q::kInts; ++i) x[i] = *reinterpret_cast<const int*>(xb + Q::elem(part, i));
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], x, xd[m] + blk * kSub, xs[m] + blk * kSub, part);
-    }
+    load_w(s, wr);
+    step(s, wr);
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
