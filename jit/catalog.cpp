@@ -246,7 +246,6 @@ KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int 
   if (gate && !w->quantized) s.template_args.push_back(gated_x_type(*gate));
   s.args_type = fmt::format("ft::GemvArgs<{}>", dtype_device_name(act));
   s.block_threads = tile.block_threads;
-  s.waits_inside = true;  // weights are loaded before waiting for x
   return s;
 }
 

@@ -24,10 +24,6 @@ struct KernelSpec {
   std::vector<std::string> template_args;  // {"ft::bf16", "4096", "256", "16"}
   std::string args_type;                   // "ft::RmsNormArgs<ft::bf16>"
   int block_threads = 256;                 // launch bound
-  // The kernel calls ft::grid_dependency_begin() itself, after issuing loads
-  // of what no earlier kernel writes (the GEMV's weights); otherwise the
-  // entry wrapper calls it first thing.
-  bool waits_inside = false;
 
   std::string template_args_text() const;  // "ft::bf16,4096,256,16"
 };

@@ -385,20 +385,20 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * (XIn::kRowScale * kK);
 
   float acc[kM][kRows] = {};
-  auto load_w = [&](int s, Vec<W, 16>(&v)[kRows]) {
+  // Unrolled 4 deep for loads in flight; 2 with the gate (its gate and up
+  // loads and exp per element would take gfx1150 below 8 waves per SIMD).
+  constexpr int kUnroll = XIn::kRowScale == 1 ? 4 : 2;
+#pragma unroll kUnroll
+  for (int s = wave_id(); s < kSteps; s += kWaves) {
     const int k = s * kSpan + lane_id() * kPer;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      if (kK % kSpan == 0 || k < kK) v[r] = load_vec<W, 16>(w[r] + k);
-  };
-  auto step = [&](int s, const Vec<W, 16>(&v)[kRows]) {
-    const int k = s * kSpan + lane_id() * kPer;
-    if (kK % kSpan != 0 && k >= kK) return;
+    if (kK % kSpan != 0 && k >= kK) continue;
     float wf[kRows][kPer];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < kRows; ++r) {
+      const Vec<W, 16> v = load_vec<W, 16>(w[r] + k);
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v[r].v[j]);
+      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v.v[j]);
+    }
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
       float xf[kPer];
@@ -408,26 +408,6 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 #pragma unroll
         for (int r = 0; r < kRows; ++r) acc[m][r] += xf[j] * wf[r][j];
     }
-  };
-  // The first step's weights are requested before waiting for the kernel
-  // that writes x (no earlier kernel writes weights): they arrive while it
-  // finishes.
-  // Only at m <= 2: the wide-m buckets have no registers to spare for it.
-  int s0 = wave_id();
-  if constexpr (kM <= 2) {
-    Vec<W, 16> first[kRows];
-    if (s0 < kSteps) load_w(s0, first);
-    grid_dependency_begin();
-    if (s0 < kSteps) step(s0, first);
-    s0 += kWaves;
-  } else {
-    grid_dependency_begin();
-  }
-#pragma unroll 4
-  for (int s = s0; s < kSteps; s += kWaves) {
-    Vec<W, 16> v[kRows];
-    load_w(s, v);
-    step(s, v);
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
@@ -450,54 +430,40 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
 #pragma unroll
   for (int r = 0; r < kRows; ++r) w[r] = a.w + (row0 + r < a.n ? row0 + r : a.n - 1) * kRowBytes;
   constexpr int kXBlocks = kK / 32;
-  const ft_u8* xq = reinterpret_cast<const ft_u8*>(a.x);
-  const float* xd = reinterpret_cast<const float*>(xq + static_cast<long long>(a.m) * kK);  // then the sums
+  const ft_u8* xq[kM];
+  const float *xd[kM], *xs[kM];
+  const float* scales = reinterpret_cast<const float*>(reinterpret_cast<const ft_u8*>(a.x) + static_cast<long long>(a.m) * kK);
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+    const int mm = m < a.m ? m : a.m - 1;
+    xq[m] = reinterpret_cast<const ft_u8*>(a.x) + static_cast<long long>(mm) * kK;
+    xd[m] = scales + mm * kXBlocks;
+    xs[m] = scales + (a.m + mm) * kXBlocks;
+  }
 
   float acc[kM][kRows] = {};
-  constexpr int kSub = Q::kElems / 32;  // x scales per weight block
-  auto load_w = [&](int s, typename Q::Regs(&wr)[kRows]) {
-    const int blk = s * kPerStep + lane_id() / Q::kParts;
-    if (kBlocks % kPerStep != 0 && blk >= kBlocks) return;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
-  };
-  // One x row at a time against all kRows rows, so only one row of x is live.
-  auto step = [&](int s, const typename Q::Regs(&wr)[kRows]) {
-    const int blk = s * kPerStep + lane_id() / Q::kParts;
-    if (kBlocks % kPerStep != 0 && blk >= kBlocks) return;
-#pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      const int mm = m < a.m ? m : a.m - 1;
-      int xv[Q::kInts];
-      const ft_u8* xb = xq + mm * kK + blk * Q::kElems;
-#pragma unroll
-      for (int i = 0; i < Q::kInts; ++i) xv[i] = *reinterpret_cast<const int*>(xb + Q::elem(part, i));
-      const float* d = xd + mm * kXBlocks + blk * kSub;
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], xv, d, d + a.m * kXBlocks, part);
-    }
-  };
-  // The first step's weights are requested before waiting for the x
-  // quantization (no earlier kernel writes weights): they arrive while it runs.
-  // Only at m <= 2: the wide-m buckets have no registers to spare for it.
-  int s0 = wave_id();
-  if constexpr (kM <= 2) {
-    typename Q::Regs first[kRows];
-    if (s0 < kSteps) load_w(s0, first);
-    grid_dependency_begin();
-    if (s0 < kSteps) step(s0, first);
-    s0 += kWaves;
-  } else {
-    grid_dependency_begin();
-  }
   // No unrolling: a step holds kRows blocks of weights and the x of kM rows
   // in flight; two steps would double that (spills at kM = 8). Bytes in
   // flight come from the waves instead.
 #pragma unroll 1
-  for (int s = s0; s < kSteps; s += kWaves) {
+  for (int s = wave_id(); s < kSteps; s += kWaves) {
+    const int blk = s * kPerStep + lane_id() / Q::kParts;
+    if (kBlocks % kPerStep != 0 && blk >= kBlocks) continue;
+    // Weights first (the long-latency loads), then one x row at a time
+    // against all kRows rows, so only one row of x is live.
     typename Q::Regs wr[kRows];
-    load_w(s, wr);
-    step(s, wr);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
+    constexpr int kSub = Q::kElems / 32;  // x scales per weight block
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      int x[Q::kInts];
+      const ft_u8* xb = xq[m] + blk * Q::kElems;
+#pragma unroll
+      for (int i = 0; i < Q::kInts; ++i) x[i] = *reinterpret_cast<const int*>(xb + Q::elem(part, i));
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], x, xd[m] + blk * kSub, xs[m] + blk * kSub, part);
+    }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
