@@ -385,9 +385,14 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   for (int m = 0; m < kM; ++m) x[m] = a.x + static_cast<long long>(m < a.m ? m : a.m - 1) * (XIn::kRowScale * kK);
 
   float acc[kM][kRows] = {};
-  // Unrolled 4 deep for loads in flight; 2 with the gate (its gate and up
-  // loads and exp per element would take gfx1150 below 8 waves per SIMD).
+  // Unrolled 4 deep for loads in flight; on AMD 2 with the gate (its gate
+  // and up loads and exp per element would take gfx1150 below 8 waves per
+  // SIMD; NVIDIA has the registers).
+#if defined(FT_AMD)
   constexpr int kUnroll = XIn::kRowScale == 1 ? 4 : 2;
+#else
+  constexpr int kUnroll = 4;
+#endif
 #pragma unroll kUnroll
   for (int s = wave_id(); s < kSteps; s += kWaves) {
     const int k = s * kSpan + lane_id() * kPer;
