@@ -4,14 +4,16 @@
 
 namespace ft {
 
-KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool add_residual) {
+KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool add_residual, bool q8_out) {
   const NormTile& tile = target.tiles.norm;
   KernelSpec s;
-  s.name = fmt::format("ft_{}rmsnorm_{}_h{}", add_residual ? "add_" : "", dtype_name(dtype), hidden);
+  s.name = fmt::format("ft_{}rmsnorm_{}_h{}{}", add_residual ? "add_" : "", dtype_name(dtype), hidden,
+                       q8_out ? "_q8" : "");
   s.family = "rmsnorm";
   s.function = "ft::rmsnorm";
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(hidden), std::to_string(tile.block_threads),
                      std::to_string(tile.load_bytes), add_residual ? "true" : "false"};
+  if (q8_out) s.template_args.push_back("true");
   s.args_type = fmt::format("ft::RmsNormArgs<{}>", dtype_device_name(dtype));
   s.block_threads = tile.block_threads;
   return s;
@@ -273,6 +275,8 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
       specs.push_back(rmsnorm_spec(target, dt, h));
       // The fused residual form is for model widths, not per-head q/k norms.
       if (h >= 896) specs.push_back(rmsnorm_spec(target, dt, h, true));
+      // With the quantized output for a quantized model's decode GEMVs.
+      if (h >= 896 && dt != DType::kF32) specs.push_back(rmsnorm_spec(target, dt, h, true, true));
     }
     for (int i : catalog_intermediate_sizes()) specs.push_back(gated_act_spec(target, dt, GatedAct::kSilu, i));
     for (int i : {9216, 14336, 16384}) specs.push_back(gated_act_spec(target, dt, GatedAct::kGeluTanh, i));

@@ -17,7 +17,9 @@ enum class GatedAct { kSilu, kGeluTanh };
 
 // RMSNorm over rows of width `hidden`; with `add_residual`, fused with the
 // residual add that precedes it.
-KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool add_residual = false);
+// q8_out: also writes the row quantized for the quantized GEMV (kernel_src/quant_x.h).
+KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool add_residual = false,
+                        bool q8_out = false);
 // act(gate) * up over [rows, 2 * inter].
 KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, int inter);
 

@@ -30,6 +30,7 @@
 // The x quantization costs accuracy (int8 with a scale per 32 elements, as
 // llama.cpp's q8_1); f32 activations see the same.
 #include "activation_ops.h"
+#include "quant_x.h"
 
 namespace ft {
 
@@ -37,10 +38,11 @@ template <typename T>
 struct GemvArgs {
   const T* x;       // [m, K], or [m, 2K] gate_up rows with XGated
   const ft_u8* w;   // [n] rows of K elements in the weight format
-  T* y;             // [m, n]
+  T* y;             // [m] rows of ldy elements, the first n written
   const T* bias;    // [n] or null
   int n;
   int m;            // rows of x, 1..kM
+  int ldy;          // y's row stride (n, or more when weights side by side share y)
 };
 
 // ---- The x input ---------------------------------------------------------------
@@ -72,31 +74,6 @@ FT_DEVICE void load_x(const T* row, int k, float (&out)[kN]) {
 }
 
 // ---- Helpers -----------------------------------------------------------------
-FT_DEVICE int dot4_i8(int a, int b, int c) {
-#if defined(FT_NVIDIA)
-  int r;
-  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
-  return r;
-#elif defined(FT_HAS_SUDOT4)
-  return __builtin_amdgcn_sudot4(true, a, true, b, c, false);
-#elif defined(FT_HAS_SDOT4)
-  return __builtin_amdgcn_sdot4(a, b, c, false);
-#else
-#pragma unroll
-  for (int i = 0; i < 32; i += 8)
-    c += static_cast<int>(static_cast<signed char>(a >> i)) * static_cast<int>(static_cast<signed char>(b >> i));
-  return c;
-#endif
-}
-
-FT_DEVICE float abs_max(float m, float v) {
-#if defined(FT_AMD)
-  return __builtin_fmaxf(m, __builtin_fabsf(v));
-#else
-  return fmaxf(m, fabsf(v));
-#endif
-}
-
 FT_DEVICE ft_u32 load_u16(const ft_u8* p) { return *reinterpret_cast<const ft_u16*>(p); }
 // A 32-bit word at a 2-byte aligned address (Q8_0, Q4_0 and Q6_K blocks are 34,
 // 18 and 210 bytes, so their fields are only 2-byte aligned).
@@ -105,13 +82,6 @@ FT_DEVICE int load_i32_a2(const ft_u8* p) {
   return static_cast<int>(static_cast<ft_u32>(q[0]) | (static_cast<ft_u32>(q[1]) << 16));
 }
 FT_DEVICE float half_bits_to_float(ft_u32 bits) { return to_float(f16{static_cast<ft_u16>(bits)}); }
-
-// v + 1.5 * 2^23 rounds v to the nearest integer into the low mantissa bits;
-// for |v| <= 127 the low byte is that integer as two's-complement int8.
-FT_DEVICE ft_u32 round_i8(float v) { return float_bits(v + 12582912.0f) & 0xFFu; }
-FT_DEVICE int pack_i8x4(float a, float b, float c, float d) {
-  return static_cast<int>(round_i8(a) | (round_i8(b) << 8) | (round_i8(c) << 16) | (round_i8(d) << 24));
-}
 
 // Per byte: v in [0, 15] -> v - 8 and v in [0, 63] -> v - 32 as int8 (no
 // carry crosses a byte: the sums stay below 0x100).
@@ -286,10 +256,8 @@ struct QuantQ6_K {
 };
 
 // ---- x quantization: once per launch, before the quantized GEMV ------------------
-// x [m, K] (or act(gate) * up with XGated) into one buffer: int8 q [m][K],
-// then the scales d [m][K / 32] (amax / 127; 0 for an all-zero block), then
-// the sums s [m][K / 32] of the quantized values times d per 32-element
-// block. One thread per 32-element block; grid = ceil(m * K / 32 / kThreads).
+// x [m, K] (or act(gate) * up with XGated) into the q8 buffer of quant_x.h.
+// One thread per 32-element block; grid = ceil(m * K / 32 / kThreads).
 template <typename T>
 struct QuantizeXArgs {
   const T* x;
@@ -326,16 +294,10 @@ FT_DEVICE void quantize_x_q8(const QuantizeXArgs<T>& a) {
     q[j / 4].v[j % 4] = packed;
     qsum = dot4_i8(packed, 0x01010101, qsum);
   }
-  // The sum of the quantized values, not of x: the K-quants' weights are
-  // d * sc * q - dmin * mn with q >= 0, and their int8 x error cancels only
-  // when the mins term sees the same x as the scales term.
-  const float sum = static_cast<float>(qsum) * amax * (1.0f / 127.0f);
   int* qout = reinterpret_cast<int*>(a.out + static_cast<long long>(row) * kK + 32 * b);
   store_vec<int, 16>(qout, q[0]);
   store_vec<int, 16>(qout + 4, q[1]);
-  float* d = reinterpret_cast<float*>(a.out + static_cast<long long>(a.m) * kK);
-  d[row * kBlocks + b] = amax * (1.0f / 127.0f);
-  d[a.m * kBlocks + row * kBlocks + b] = sum;
+  store_q8_scales<kK>(a.out, a.m, row, b, amax, qsum);
 }
 
 // Sums acc over the block (wave sums, then one LDS slot per wave) and stores
@@ -359,7 +321,7 @@ FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows
   float v = a.bias ? to_float(a.bias[row]) : 0.0f;
 #pragma unroll
   for (int w = 0; w < kWaves; ++w) v += partial[w][i];
-  a.y[static_cast<long long>(m) * a.n + row] = from_float<T>(v);
+  a.y[static_cast<long long>(m) * a.ldy + row] = from_float<T>(v);
 }
 
 // ---- Kernels -------------------------------------------------------------------

@@ -32,6 +32,9 @@ struct DeviceBuffer {
   size_t bytes = 0;
 };
 
+// `bytes` bytes of b from `offset` on (the caller keeps it in range).
+inline DeviceBuffer slice(DeviceBuffer b, size_t offset, size_t bytes) { return {b.ptr + offset, bytes}; }
+
 struct KernelHandle {
   void* function = nullptr;
 };

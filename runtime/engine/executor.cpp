@@ -25,12 +25,12 @@ namespace {
 
 constexpr int kMaxOverlapRows = 8;  // decode buckets that run on the GEMV path
 
-// A projection: one fused weight (q|k|v or gate|up stacked by rows) when the
-// parts share a type, else the parts run one by one and are interleaved.
+// A projection (q|k|v or gate|up): its weights stacked by rows into as few
+// parts as their types allow (one when they share a type; q|k and v when v
+// has more bits), run by matmul_stacked into one output.
 struct Projection {
-  WeightView fused;
-  std::vector<WeightView> parts;  // used when fused.data.ptr == 0
-  DeviceBuffer bias;              // [n] of the activation dtype, or none
+  std::vector<WeightView> parts;
+  DeviceBuffer bias;  // [n] of the activation dtype, or none
 };
 
 struct Layer {
@@ -112,7 +112,24 @@ class ExecutorImpl final : public Executor {
     FT_ASSIGN_OR_RETURN(attn_, alloc(T * q_dim * es));
     FT_ASSIGN_OR_RETURN(gate_up_, alloc(T * 2 * I * es));
     FT_ASSIGN_OR_RETURN(act_out_, alloc(T * I * es));
-    FT_ASSIGN_OR_RETURN(part_, alloc(T * std::max<size_t>(q_dim, I) * es));
+    // One part of a projection whose weights could not all be stacked, on the
+    // paths that compute parts apart (matmul_stacked's tmp): its widest part.
+    size_t widest = 0;
+    for (const Layer& l : layers_)
+      for (const auto* p : {&l.qkv, &l.gate_up})
+        if (p->parts.size() > 1)
+          for (const WeightView& w : p->parts) widest = std::max<size_t>(widest, w.n);
+    if (widest > 0) {
+      FT_ASSIGN_OR_RETURN(part_, alloc(T * widest * es));
+    }
+    // The normed hidden state quantized by the norm itself for quantized
+    // q|k|v and gate|up GEMVs (decode steps of up to kMaxOverlapRows rows).
+    bool reads_q8 = false;
+    for (const Layer& l : layers_)
+      reads_q8 = reads_q8 || matmul_reads_q8(ops_, l.qkv.parts, 1) || matmul_reads_q8(ops_, l.gate_up.parts, 1);
+    if (reads_q8) {
+      FT_ASSIGN_OR_RETURN(q8_, alloc(matmul_q8_bytes(static_cast<int>(std::min<size_t>(T, kMaxOverlapRows)), H)));
+    }
     FT_ASSIGN_OR_RETURN(last_, alloc(S * H * es));
     FT_ASSIGN_OR_RETURN(logits_, alloc(S * padded_vocab_ * es));
     plan_step_inputs();
@@ -127,8 +144,7 @@ class ExecutorImpl final : public Executor {
       // under a captured graph.
       size_t need = gemm_scratch_bytes(act_, lm_head_);
       for (const Layer& l : layers_) {
-        for (const WeightView* w : {&l.o, &l.down, &l.qkv.fused, &l.gate_up.fused})
-          if (w->data.ptr) need = std::max(need, gemm_scratch_bytes(act_, *w));
+        for (const WeightView* w : {&l.o, &l.down}) need = std::max(need, gemm_scratch_bytes(act_, *w));
         for (const auto* p : {&l.qkv, &l.gate_up})
           for (const WeightView& w : p->parts) need = std::max(need, gemm_scratch_bytes(act_, w));
       }
@@ -311,6 +327,12 @@ class ExecutorImpl final : public Executor {
   }
   int bucket_for(int n) const { return bucket_for(n, buckets_); }
 
+  // Where the norm before projection p writes its output quantized, when p's
+  // matmul at T rows reads it so; else none.
+  DeviceBuffer norm_q8(const Projection& p, int T) const {
+    return q8_.ptr && T <= kMaxOverlapRows && matmul_reads_q8(ops_, p.parts, T) ? q8_ : DeviceBuffer{};
+  }
+
   // The transformer layers and the final norm over T staged tokens; h_ holds
   // the normed last hidden states.
   Status run_layers(int T, const AttentionShape& attn, bool decode_only) {
@@ -326,9 +348,10 @@ class ExecutorImpl final : public Executor {
                          static_cast<int>(c_.head_dim), c_.rope_style, mscale_, c_.rms_norm_eps};
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
-      if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_));
-      else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_));
-      FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_));
+      const DeviceBuffer qkv_q8 = norm_q8(l.qkv, T), gate_up_q8 = norm_q8(l.gate_up, T);
+      if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
+      else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
+      FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
       FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
                                                l.k_norm, q_, kv_, l.k_cache, l.v_cache));
       if (decode_only)
@@ -338,8 +361,8 @@ class ExecutorImpl final : public Executor {
         FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start, l.k_cache, l.v_cache, tables,
                                              context_lens, attn_));
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_));
-      FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_));
-      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_));
+      FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
+      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
       FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
       if (hidden_dump_) FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
     }
@@ -455,8 +478,6 @@ class ExecutorImpl final : public Executor {
     graphs_.clear();
   }
 
-  static DeviceBuffer slice(DeviceBuffer b, size_t offset, size_t bytes) { return {b.ptr + offset, bytes}; }
-
   Result<DeviceBuffer> alloc(size_t bytes) {
     FT_ASSIGN_OR_RETURN(DeviceBuffer buf, b_.alloc(bytes));
     owned_.push_back(buf);
@@ -488,54 +509,42 @@ class ExecutorImpl final : public Executor {
     return WeightView{w->type, rows, cols, data};
   }
 
-  // Stacks the parts' rows into one weight when their types and widths match.
+  // Stacks consecutive weights' rows into one when their types and widths match.
   Result<Projection> projection(const std::vector<std::string>& names) {
     Projection p;
-    std::vector<const Weight*> ws;
-    for (const auto& n : names) {
-      FT_ASSIGN_OR_RETURN(const Weight* w, w_.get(n));
-      ws.push_back(w);
-    }
-    bool same = true;
-    size_t bytes = 0;
-    int rows = 0;
-    for (const Weight* w : ws) {
-      same = same && w->type == ws[0]->type && w->shape[0] == ws[0]->shape[0];
-      bytes += w->data.size();
-      rows += static_cast<int>(w->shape[1]);
-    }
-    if (!same) {
-      for (const auto& n : names) {
-        FT_ASSIGN_OR_RETURN(WeightView v, weight(n));
-        p.parts.push_back(v);
+    for (size_t i = 0; i < names.size();) {
+      FT_ASSIGN_OR_RETURN(const Weight* first, w_.get(names[i]));
+      std::vector<const Weight*> group{first};
+      size_t j = i + 1;
+      for (; j < names.size(); ++j) {
+        FT_ASSIGN_OR_RETURN(const Weight* w, w_.get(names[j]));
+        if (w->type != first->type || w->shape.size() != 2 || first->shape.size() != 2 || w->shape[0] != first->shape[0])
+          break;
+        group.push_back(w);
       }
-      return p;
+      if (group.size() == 1) {
+        FT_ASSIGN_OR_RETURN(WeightView v, weight(names[i]));
+        p.parts.push_back(v);
+      } else {
+        size_t bytes = 0;
+        int rows = 0;
+        for (const Weight* w : group) bytes += w->data.size(), rows += static_cast<int>(w->shape[1]);
+        FT_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc(bytes));
+        size_t offset = 0;
+        for (const Weight* w : group) {
+          FT_RETURN_IF_ERROR(b_.copy_to_device(slice(buf, offset, w->data.size()), w->data.data(), w->data.size()));
+          offset += w->data.size();
+        }
+        p.parts.push_back(WeightView{first->type, rows, static_cast<int>(first->shape[0]), buf});
+      }
+      i = j;
     }
-    FT_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc(bytes));
-    size_t offset = 0;
-    for (const Weight* w : ws) {
-      FT_RETURN_IF_ERROR(b_.copy_to_device(slice(buf, offset, w->data.size()), w->data.data(), w->data.size()));
-      offset += w->data.size();
-    }
-    p.fused = WeightView{ws[0]->type, rows, static_cast<int>(ws[0]->shape[0]), buf};
     return p;
   }
 
-  // y[T, sum of parts' n] = x * [parts]^T (+ bias): one matmul on the
-  // stacked weight, or one per part into scratch, copied into its columns.
-  Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y) {
-    if (p.fused.data.ptr) return matmul(ops_, act_, p.fused, x, T, y, p.bias);
-    const size_t es = dtype_size(act_);
-    int total = 0;
-    for (const WeightView& w : p.parts) total += w.n;
-    size_t col = 0;
-    for (const WeightView& w : p.parts) {
-      DeviceBuffer bias = p.bias.ptr ? slice(p.bias, col * es, w.n * es) : DeviceBuffer{};
-      FT_RETURN_IF_ERROR(matmul(ops_, act_, w, x, T, part_, bias));
-      FT_RETURN_IF_ERROR(b_.copy_2d(slice(y, col * es, y.bytes - col * es), total * es, part_, w.n * es, w.n * es, T));
-      col += w.n;
-    }
-    return Status();
+  // y[T, sum of parts' n] = x * [parts]^T (+ bias).
+  Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y, DeviceBuffer x_q8 = {}) {
+    return matmul_stacked(ops_, act_, p.parts, x, T, y, p.bias, part_, x_q8);
   }
 
   // A 1-D tensor (norm weight, bias) in the activation dtype.
@@ -577,7 +586,7 @@ class ExecutorImpl final : public Executor {
   WeightView embed_, lm_head_;
   DeviceBuffer output_norm_, inv_freq_;
   std::vector<Layer> layers_;
-  DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, last_, logits_;
+  DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, q8_, last_, logits_;
   DeviceBuffer step_in_, ids_out_, workspace_;
   StepLayout in_{};
   std::vector<int32_t> staging_;  // host copy of step_in_

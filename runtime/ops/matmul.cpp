@@ -1,7 +1,9 @@
 #include "runtime/ops/matmul.h"
 
 #include <cstring>
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "jit/catalog.h"
@@ -27,14 +29,13 @@ Status check_weight(const char* op, const WeightView& w) {
 }
 
 // The decode path: m <= 8 rows on the GEMV kernels (kernel_src/gemv.hip).
-Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt) {
+Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
   if (!gemv_supports(w.type))
     return FT_ERROR(ErrorCode::kUnsupported, "matmul: no GEMV kernel for {} weights", ggml_type_name(w.type));
   const size_t es = dtype_size(act);
   // Dense rows are read in 16-byte vectors and x in the matching number of
   // elements; quantized rows in whole blocks (checked by check_weight).
-  const bool dense = w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16;
+  const bool dense = !gemv_quantized(w.type);
   const int per_vec = dense ? 16 / static_cast<int>(ggml_traits(w.type).bytes_per_block) : 1;
   if (w.k % per_vec != 0)
     return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: k = {} must be a multiple of {} for {} weights", w.k, per_vec,
@@ -43,33 +44,68 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
     return FT_ERROR(ErrorCode::kInvalidArgument,
                     "matmul: weight and x must be 16-byte aligned with 16-byte aligned rows (k = {}, {})", w.k,
                     dtype_name(act));
+  return Status();
+}
+
+// x (or gate(x) * up) to int8 with per-32 scales, into scratch: what the
+// quantized GEMV reads (kernel_src/gemv.hip's quantize_x_q8).
+Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x, int m, std::optional<GatedAct> gate) {
+  FT_ASSIGN_OR_RETURN(DeviceBuffer q8, ctx.scratch(gemv_quantized_x_bytes(m, k)));
+  FT_ASSIGN_OR_RETURN(KernelHandle qk, ctx.kernel(gemv_quantize_x_spec(act, k, gate)));
+  struct {
+    uint64_t x, out;
+    int m;
+  } qargs{x.ptr, q8.ptr, m};  // mirrors kernel_src/gemv.hip's QuantizeXArgs<T>
+  LaunchDims qdims;
+  qdims.grid[0] = static_cast<unsigned>((m * (k / 32) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
+  qdims.block[0] = kGemvQuantizeThreads;
+  FT_RETURN_IF_ERROR(ctx.backend().launch(qk, qdims, &qargs, sizeof qargs));
+  return q8;
+}
+
+// One GEMV: x is the activations for dense weights and the quantized x for
+// quantized ones; y rows are ldy elements apart.
+Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
+                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt) {
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
-  if (gemv_quantized(w.type)) {
-    // x (or gate(x) * up) to int8 with per-32 scales, into scratch; the GEMV reads that.
-    FT_ASSIGN_OR_RETURN(DeviceBuffer q8, ctx.scratch(gemv_quantized_x_bytes(m, w.k)));
-    FT_ASSIGN_OR_RETURN(KernelHandle qk, ctx.kernel(gemv_quantize_x_spec(act, w.k, gate)));
-    struct {
-      uint64_t x, out;
-      int m;
-    } qargs{x.ptr, q8.ptr, m};  // mirrors kernel_src/gemv.hip's QuantizeXArgs<T>
-    LaunchDims qdims;
-    qdims.grid[0] = static_cast<unsigned>((m * (w.k / 32) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
-    qdims.block[0] = kGemvQuantizeThreads;
-    FT_RETURN_IF_ERROR(ctx.backend().launch(qk, qdims, &qargs, sizeof qargs));
-    x = q8;
-  }
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket, gate)));
   // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
   struct {
     uint64_t x, w, y, bias;
-    int n, m;
-  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m};
+    int n, m, ldy;
+  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy};
   const int rows_per_block = gemv_rows_per_block(t, bucket);
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>((w.n + rows_per_block - 1) / rows_per_block);
   dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
+}
+
+// The GEMV path for weights side by side on one x: x quantized once (unless
+// the caller passes it quantized) for all quantized parts.
+Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m, DeviceBuffer y,
+                  DeviceBuffer bias, DeviceBuffer x_q8, std::optional<GatedAct> gate = std::nullopt) {
+  int total = 0;
+  bool any_quantized = false;
+  for (const WeightView& w : parts) {
+    FT_RETURN_IF_ERROR(check_gemv(act, w, x));
+    total += w.n;
+    any_quantized = any_quantized || gemv_quantized(w.type);
+  }
+  if (any_quantized && !x_q8.ptr) {
+    FT_ASSIGN_OR_RETURN(x_q8, quantize_x(ctx, act, parts[0].k, x, m, gate));
+  }
+  const size_t es = dtype_size(act);
+  size_t col = 0;
+  for (const WeightView& w : parts) {
+    const bool q = gemv_quantized(w.type);
+    DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};
+    FT_RETURN_IF_ERROR(launch_gemv(ctx, act, w, q ? x_q8 : x, m, slice(y, col * es, y.bytes - col * es), total, b,
+                                   q ? std::nullopt : gate));
+    col += w.n;
+  }
+  return Status();
 }
 
 }  // namespace
@@ -109,20 +145,67 @@ Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const flo
   return first_error;
 }
 
-Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-              DeviceBuffer bias) {
-  FT_RETURN_IF_ERROR(check_weight("matmul", w));
+namespace {
+Status check_buffers(DType act, int m, int k, int n, DeviceBuffer x, DeviceBuffer y, DeviceBuffer bias) {
   const size_t es = dtype_size(act);
-  if (m <= 0 || x.bytes < static_cast<size_t>(m) * w.k * es || y.bytes < static_cast<size_t>(m) * w.n * es ||
-      (bias.ptr && bias.bytes < static_cast<size_t>(w.n) * es))
-    return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: buffers too small for [{}, {}] x [{}, {}]^T", m, w.k, w.n, w.k);
+  if (m <= 0 || x.bytes < static_cast<size_t>(m) * k * es || y.bytes < static_cast<size_t>(m) * n * es ||
+      (bias.ptr && bias.bytes < static_cast<size_t>(n) * es))
+    return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: buffers too small for [{}, {}] x [{}, {}]^T", m, k, n, k);
+  return Status();
+}
+}  // namespace
+
+bool matmul_reads_q8(const OpContext& ctx, std::span<const WeightView> parts, int m) {
+  if (ctx.on_cpu() || m <= 0 || m > kMaxGemvRows) return false;
+  bool any = false;
+  for (const WeightView& w : parts) {
+    if (!gemv_supports(w.type)) return false;
+    any = any || gemv_quantized(w.type);
+  }
+  return any;
+}
+
+size_t matmul_q8_bytes(int m, int k) { return gemv_quantized_x_bytes(m, k); }
+
+Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+              DeviceBuffer bias, DeviceBuffer x_q8) {
+  FT_RETURN_IF_ERROR(check_weight("matmul", w));
+  FT_RETURN_IF_ERROR(check_buffers(act, m, w.k, w.n, x, y, bias));
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("matmul", act));
     return matmul_reference(w.type, host_ptr<const uint8_t>(w.data), w.n, w.k, host_ptr<const float>(x), m,
                             host_ptr<float>(y), bias.ptr ? host_ptr<const float>(bias) : nullptr);
   }
   if (m > kMaxGemvRows) return gemm(ctx, act, w, x, m, y, bias);
-  return launch_gemv(ctx, act, w, x, m, y, bias);
+  return gemv_parts(ctx, act, {&w, 1}, x, m, y, bias, x_q8);
+}
+
+Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8) {
+  if (parts.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no weights");
+  int total = 0, widest = 0;
+  for (const WeightView& w : parts) {
+    FT_RETURN_IF_ERROR(check_weight("matmul", w));
+    if (w.k != parts[0].k)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: stacked weights of k = {} and {}", parts[0].k, w.k);
+    total += w.n;
+    widest = std::max(widest, w.n);
+  }
+  FT_RETURN_IF_ERROR(check_buffers(act, m, parts[0].k, total, x, y, bias));
+  if (parts.size() == 1) return matmul(ctx, act, parts[0], x, m, y, bias, x_q8);
+  if (!ctx.on_cpu() && m <= kMaxGemvRows) return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8);
+  const size_t es = dtype_size(act);
+  if (tmp.bytes < static_cast<size_t>(m) * widest * es)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: scratch of {} bytes for [{}, {}] outputs", tmp.bytes, m, widest);
+  size_t col = 0;
+  for (const WeightView& w : parts) {
+    DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};
+    FT_RETURN_IF_ERROR(matmul(ctx, act, w, x, m, tmp, b));
+    FT_RETURN_IF_ERROR(ctx.backend().copy_2d(slice(y, col * es, y.bytes - col * es), total * es, tmp, w.n * es,
+                                             w.n * es, m));
+    col += w.n;
+  }
+  return Status();
 }
 
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
@@ -133,7 +216,7 @@ Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& 
     if (gate_up.bytes < 2 * static_cast<size_t>(m) * w.k * es || y.bytes < static_cast<size_t>(m) * w.n * es)
       return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: buffers too small for [{}, 2 x {}] x [{}, {}]^T", m, w.k,
                       w.n, w.k);
-    return launch_gemv(ctx, act, w, gate_up, m, y, {}, gate);
+    return gemv_parts(ctx, act, {&w, 1}, gate_up, m, y, {}, {}, gate);
   }
   FT_RETURN_IF_ERROR(gated_act(ctx, act, gate, m, w.k, gate_up, tmp));
   return matmul(ctx, act, w, tmp, m, y);

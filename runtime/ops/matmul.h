@@ -10,6 +10,8 @@
 // dequantizes a row at a time and accumulates in f32.
 #pragma once
 
+#include <span>
+
 #include "runtime/base/dtype.h"
 #include "runtime/model/ggml_types.h"
 #include "runtime/ops/activation.h"
@@ -24,8 +26,26 @@ struct WeightView {
   DeviceBuffer data;
 };
 
+// x_q8, when given, is x already quantized for the quantized GEMV by the
+// kernel that produced x (rmsnorm's q8 output, matmul_q8_bytes(m, k) bytes);
+// otherwise a quantized GEMV quantizes x itself first. Other paths ignore it.
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-              DeviceBuffer bias = {});
+              DeviceBuffer bias = {}, DeviceBuffer x_q8 = {});
+
+// y[m, n0 + n1 + ...] = x * [W0; W1; ...]^T (+ bias of n0 + n1 + ...):
+// weights of one k applied to one x, their outputs side by side, for parts
+// that cannot share one stacked buffer (q | k | v with a Q6_K v). The GEMV
+// path quantizes x once for every quantized part and each part writes its own
+// columns of y; the other paths run each part into tmp ([m, widest n] of
+// act) and copy its columns.
+Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {});
+
+// Whether matmul / matmul_stacked on these weights at m rows reads a
+// quantized x (the GPU GEMV path with a quantized part): then a producer of
+// x may write it quantized (matmul_q8_bytes(m, k) bytes) and pass it as x_q8.
+bool matmul_reads_q8(const OpContext& ctx, std::span<const WeightView> parts, int m);
+size_t matmul_q8_bytes(int m, int k);
 
 // y[m, n] = (gate(gate_up[:, :k]) * gate_up[:, k:]) * W[n, k]^T: the gated
 // activation and the down projection. On the GEMV path (GPU, m <= 8) the

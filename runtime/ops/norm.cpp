@@ -10,7 +10,8 @@ namespace ft {
 namespace {
 
 Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
-                      DeviceBuffer out, const DeviceBuffer* residual, const DeviceBuffer* residual_out) {
+                      DeviceBuffer out, const DeviceBuffer* residual, const DeviceBuffer* residual_out,
+                      DeviceBuffer q8) {
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("rmsnorm", dtype));
     const size_t bytes = static_cast<size_t>(s.hidden) * 4 * s.rows;
@@ -29,17 +30,25 @@ Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, Device
   const size_t bytes = static_cast<size_t>(s.hidden) * dtype_size(dtype) * s.rows;
   bool too_small = x.bytes < bytes || out.bytes < bytes || weight.bytes < bytes / s.rows;
   if (residual) too_small = too_small || residual->bytes < bytes || residual_out->bytes < bytes;
+  if (q8.ptr) {
+    too_small = too_small || q8.bytes < gemv_quantized_x_bytes(s.rows, s.hidden);
+    if (s.hidden % 32 != 0 || per_vec % 4 != 0)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: no quantized output for hidden {} in {}", s.hidden,
+                      dtype_name(dtype));
+  }
   if (too_small)
     return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: buffers too small for [{}, {}] {}", s.rows, s.hidden,
                     dtype_name(dtype));
-  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(rmsnorm_spec(ctx.facts(), dtype, s.hidden, residual != nullptr)));
+  FT_ASSIGN_OR_RETURN(KernelHandle k,
+                      ctx.kernel(rmsnorm_spec(ctx.facts(), dtype, s.hidden, residual != nullptr, q8.ptr != 0)));
   // Mirrors kernel_src/rmsnorm.hip's RmsNormArgs<T>.
   struct {
     uint64_t x, weight, out, residual, residual_out;
     float eps;
     int rows;
+    uint64_t q8;
   } args{x.ptr, weight.ptr, out.ptr, residual ? residual->ptr : 0, residual_out ? residual_out->ptr : 0, s.eps,
-         s.rows};
+         s.rows, q8.ptr};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(s.rows);
   dims.block[0] = static_cast<unsigned>(ctx.facts().tiles.norm.block_threads);
@@ -49,13 +58,13 @@ Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, Device
 }  // namespace
 
 Status rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
-               DeviceBuffer out) {
-  return launch_rmsnorm(ctx, dtype, s, x, weight, out, nullptr, nullptr);
+               DeviceBuffer out, DeviceBuffer q8) {
+  return launch_rmsnorm(ctx, dtype, s, x, weight, out, nullptr, nullptr, q8);
 }
 
 Status add_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer residual,
-                   DeviceBuffer weight, DeviceBuffer out, DeviceBuffer residual_out) {
-  return launch_rmsnorm(ctx, dtype, s, x, weight, out, &residual, &residual_out);
+                   DeviceBuffer weight, DeviceBuffer out, DeviceBuffer residual_out, DeviceBuffer q8) {
+  return launch_rmsnorm(ctx, dtype, s, x, weight, out, &residual, &residual_out, q8);
 }
 
 void rmsnorm_reference(const RmsNormShape& s, const float* x, const float* w, float* out, const float* residual,

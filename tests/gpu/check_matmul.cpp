@@ -3,9 +3,13 @@
 // off the wave step, with and without bias.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "runtime/model/quantize.h"
 #include "runtime/ops/activation.h"
 #include "runtime/ops/matmul.h"
+#include "runtime/ops/norm.h"
 #include "tests/gpu/device_data.h"
 #include "tests/gpu/op_check.h"
 
@@ -73,6 +77,85 @@ Result<double> check_one(OpContext& ctx, const MatmulCase& c, std::mt19937& rng)
   return rel_l2(*got, ref);
 }
 
+// matmul_stacked: weights of different types side by side on one x, each
+// writing its columns of y (the GEMV path quantizes x once). With norm_q8,
+// x is an RMSNorm's output and the norm also writes it quantized, as the
+// executor does for q|k|v and gate|up: the result must equal, bit for bit,
+// the same matmul quantizing x itself. The error is against the CPU
+// reference on the GPU norm's (rounded) output.
+Result<double> check_stacked(OpContext& ctx, const std::vector<std::pair<GgmlType, int>>& spec, int m, int k,
+                             bool with_bias, bool norm_q8, std::mt19937& rng) {
+  const DType act = DType::kBF16;
+  Backend& b = ctx.backend();
+  std::vector<DeviceBuffer> owned;
+  auto alloc = [&](size_t bytes) -> Result<DeviceBuffer> {
+    FT_ASSIGN_OR_RETURN(DeviceBuffer d, b.alloc(bytes));
+    owned.push_back(d);
+    return d;
+  };
+  auto run = [&]() -> Result<double> {
+    int total = 0;
+    for (auto [t, n] : spec) total += n;
+    auto x = random_values(static_cast<size_t>(m) * k, act, rng, 2.0f);
+    auto bias = random_values(total, act, rng);
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dx, alloc(x.size() * 2));
+    FT_RETURN_IF_ERROR(b.copy_to_device(dx, encode(x, act).data(), x.size() * 2));
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dbias, alloc(bias.size() * 2));
+    FT_RETURN_IF_ERROR(b.copy_to_device(dbias, encode(bias, act).data(), bias.size() * 2));
+    DeviceBuffer dq8;
+    if (norm_q8) {  // x <- RMSNorm(x), written as bf16 and quantized
+      auto w = random_values(k, act, rng);
+      FT_ASSIGN_OR_RETURN(DeviceBuffer dw, alloc(w.size() * 2));
+      FT_RETURN_IF_ERROR(b.copy_to_device(dw, encode(w, act).data(), w.size() * 2));
+      FT_ASSIGN_OR_RETURN(DeviceBuffer dh, alloc(x.size() * 2));
+      FT_ASSIGN_OR_RETURN(dq8, alloc(matmul_q8_bytes(m, k)));
+      FT_RETURN_IF_ERROR(b.fill_bytes(dq8, 0xFF));
+      FT_RETURN_IF_ERROR(rmsnorm(ctx, act, {m, k, 1e-6f}, dx, dw, dh, dq8));
+      FT_RETURN_IF_ERROR(b.synchronize());
+      FT_ASSIGN_OR_RETURN(x, download(b, dh, act));
+      dx = dh;
+    }
+    std::vector<WeightView> parts;
+    std::vector<float> ref(static_cast<size_t>(m) * total);
+    int col = 0;
+    for (auto [t, n] : spec) {
+      FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(t, n, k, rng));
+      std::vector<float> part(static_cast<size_t>(m) * n);
+      FT_RETURN_IF_ERROR(matmul_reference(t, wbytes.data(), n, k, x.data(), m, part.data(),
+                                          with_bias ? bias.data() + col : nullptr));
+      for (int i = 0; i < m; ++i)
+        std::copy_n(part.begin() + static_cast<size_t>(i) * n, n, ref.begin() + static_cast<size_t>(i) * total + col);
+      FT_ASSIGN_OR_RETURN(DeviceBuffer dw, alloc(wbytes.size()));
+      FT_RETURN_IF_ERROR(b.copy_to_device(dw, wbytes.data(), wbytes.size()));
+      parts.push_back({t, n, k, dw});
+      col += n;
+    }
+    int widest = 0;
+    for (auto [t, n] : spec) widest = std::max(widest, n);
+    FT_ASSIGN_OR_RETURN(DeviceBuffer tmp, alloc(static_cast<size_t>(m) * widest * 2));
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dy, alloc(ref.size() * 2));
+    FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
+    const DeviceBuffer db = with_bias ? dbias : DeviceBuffer{};
+    FT_RETURN_IF_ERROR(matmul_stacked(ctx, act, parts, dx, m, dy, db, tmp, dq8));
+    FT_RETURN_IF_ERROR(b.synchronize());
+    FT_ASSIGN_OR_RETURN(auto got, download(b, dy, act));
+    if (norm_q8) {
+      FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
+      FT_RETURN_IF_ERROR(matmul_stacked(ctx, act, parts, dx, m, dy, db, tmp));
+      FT_RETURN_IF_ERROR(b.synchronize());
+      FT_ASSIGN_OR_RETURN(auto self, download(b, dy, act));
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &self[i], 4) != 0)
+          return FT_ERROR(ErrorCode::kInternal, "output {}: {} from the norm's q8 x, {} quantizing x itself", i,
+                          got[i], self[i]);
+    }
+    return rel_l2(got, ref);
+  };
+  Result<double> r = run();
+  for (DeviceBuffer d : owned) b.free(d);
+  return r;
+}
+
 }  // namespace
 
 std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
@@ -107,6 +190,22 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
   cases.push_back({GgmlType::kBF16, DType::kBF16, 12, 256, 4096, false, true});
 
   std::vector<CheckCase> out;
+  // Stacked weights of different types (Q4_K_M's q|k with a Q6_K v), x from
+  // the matmul's own quantization or from the RMSNorm's q8 output.
+  using Parts = std::vector<std::pair<GgmlType, int>>;
+  const std::pair<Parts, int> kStacked[] = {
+      {{{GgmlType::kQ4_K, 515}, {GgmlType::kQ6_K, 300}}, 4096},
+      {{{GgmlType::kQ4_K, 256}, {GgmlType::kBF16, 37}, {GgmlType::kQ8_0, 129}}, 1024},
+      {{{GgmlType::kBF16, 64}, {GgmlType::kF16, 100}}, 512},
+  };
+  for (const auto& [parts, k] : kStacked)
+    for (int m : {1, 3, 8, 12})
+      for (bool norm_q8 : {false, true}) {
+        std::string types;
+        for (auto [t, n] : parts) types += fmt::format("{}{}", types.empty() ? "" : "|", ggml_type_name(t));
+        out.push_back(make_case(fmt::format("matmul_stacked{} {}", norm_q8 ? " norm_q8" : "", types), DType::kBF16,
+                                fmt::format("{}x{}", m, k), check_stacked(ctx, parts, m, k, m % 2 == 1, norm_q8, rng)));
+      }
   for (const auto& c : cases) {
     // Quantized weights go through the int8 x quantization of the dot path
     // (4e-3 to 6e-3 relative L2 over many outputs), so f32 activations are held

@@ -1,0 +1,59 @@
+// The int8 x of the quantized GEMV: the 4-way int8 dot per vendor and the
+// quantization of activations to int8 with one scale per 32 elements. Shared
+// by quantize_x_q8 (gemv.hip) and the kernels that write x already quantized
+// (rmsnorm.hip's q8 output), so every producer rounds the same way.
+//
+// The buffer for m rows of K elements (matmul_q8_bytes): int8 q [m][K], then
+// the scales d [m][K / 32] as f32 (amax / 127; 0 for an all-zero block), then
+// s [m][K / 32] = d * (the sum of the block's int8 values): the K-quants'
+// mins term needs the sum of the same x the scales term sees.
+#pragma once
+
+#include "ft_device.h"
+
+namespace ft {
+
+FT_DEVICE int dot4_i8(int a, int b, int c) {
+#if defined(FT_NVIDIA)
+  int r;
+  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
+  return r;
+#elif defined(FT_HAS_SUDOT4)
+  return __builtin_amdgcn_sudot4(true, a, true, b, c, false);
+#elif defined(FT_HAS_SDOT4)
+  return __builtin_amdgcn_sdot4(a, b, c, false);
+#else
+#pragma unroll
+  for (int i = 0; i < 32; i += 8)
+    c += static_cast<int>(static_cast<signed char>(a >> i)) * static_cast<int>(static_cast<signed char>(b >> i));
+  return c;
+#endif
+}
+
+FT_DEVICE float abs_max(float m, float v) {
+#if defined(FT_AMD)
+  return __builtin_fmaxf(m, __builtin_fabsf(v));
+#else
+  return fmaxf(m, fabsf(v));
+#endif
+}
+
+// v + 1.5 * 2^23 rounds v to the nearest integer into the low mantissa bits;
+// for |v| <= 127 the low byte is that integer as two's-complement int8.
+FT_DEVICE ft_u32 round_i8(float v) { return float_bits(v + 12582912.0f) & 0xFFu; }
+FT_DEVICE int pack_i8x4(float a, float b, float c, float d) {
+  return static_cast<int>(round_i8(a) | (round_i8(b) << 8) | (round_i8(c) << 16) | (round_i8(d) << 24));
+}
+
+// Writes one 32-element block's scale and sum: block b of row `row` in a
+// buffer of m rows of kK elements.
+template <int kK>
+FT_DEVICE void store_q8_scales(ft_u8* buf, int m, int row, int b, float amax, int qsum) {
+  constexpr int kBlocks = kK / 32;
+  float* d = reinterpret_cast<float*>(buf + static_cast<long long>(m) * kK);
+  const float scale = amax * (1.0f / 127.0f);
+  d[row * kBlocks + b] = scale;
+  d[m * kBlocks + row * kBlocks + b] = static_cast<float>(qsum) * scale;
+}
+
+}  // namespace ft
