@@ -10,7 +10,10 @@
 // A 2 GiB device copy is queued before each timing so the launches queue up
 // behind it and the kernels run back to back (a 2 us kernel would otherwise
 // be timed at the host's launch rate).
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <random>
 
 #include "runtime/ops/op_session.h"
@@ -45,7 +48,7 @@ Result<std::vector<uint8_t>> weight_bytes(GgmlType type, int n, int k, std::mt19
   return out;
 }
 
-int run() {
+int run(const std::vector<std::string>& only, const std::vector<std::pair<int, int>>& only_shapes) {
   auto session = open_op_session("cuda:0");
   if (!session.ok()) {
     std::fprintf(stderr, "gemv_bench: %s\n", session.status().to_string().c_str());
@@ -76,12 +79,17 @@ int run() {
   };
 
   const std::pair<int, int> kShapes[] = {{12288, 4096}, {4096, 4096}, {4096, 12288}, {151936, 4096}};
-  const GgmlType kTypes[] = {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ4_0, GgmlType::kQ5_K,
-                             GgmlType::kQ6_K};
+  const GgmlType kTypes[] = {GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ4_0,
+                             GgmlType::kQ5_K};
   for (auto [n, k] : kShapes) {
+    if (!only_shapes.empty() && std::find(only_shapes.begin(), only_shapes.end(), std::pair{n, k}) == only_shapes.end())
+      continue;
     for (GgmlType type : kTypes) {
-      // The other quant types once, at the square shape.
-      const bool main_type = type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K;
+      if (!only.empty() && std::find(only.begin(), only.end(), ggml_type_name(type)) == only.end()) continue;
+      // The other quant types once, at the square shape (Q6_K is Q4_K_M's
+      // down projection and LM head).
+      const bool main_type = type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
+                             type == GgmlType::kQ6_K;
       if (!main_type && !(n == 4096 && k == 4096)) continue;
       auto host = weight_bytes(type, n, k, rng);
       if (!host.ok()) return 2;
@@ -127,4 +135,29 @@ int run() {
 }  // namespace
 }  // namespace ft
 
-int main() { return ft::run(); }
+int main(int argc, char** argv) {
+  std::vector<std::string> only;
+  std::vector<std::pair<int, int>> only_shapes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: gemv_bench [TYPE...] [NxK...]\n\n"
+          "Times the decode matmul (m = 1 and 8) at an 8B model's shapes on cuda:0 against the device's\n"
+          "copy bandwidth. TYPE (bf16, q8_0, q4_K, q6_K, q4_0, q5_K) limits the run to those weight types,\n"
+          "NxK (12288x4096, 4096x4096, 4096x12288, 151936x4096) to those shapes.\n");
+      return 0;
+    }
+    int n = 0, k = 0;
+    if (std::sscanf(a.c_str(), "%dx%d", &n, &k) == 2) {
+      only_shapes.emplace_back(n, k);
+      continue;
+    }
+    if (!ft::ggml_type_from_name(a)) {
+      std::fprintf(stderr, "gemv_bench: unknown weight type '%s' (see --help)\n", a.c_str());
+      return 2;
+    }
+    only.push_back(a);
+  }
+  return ft::run(only, only_shapes);
+}
