@@ -97,9 +97,12 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
       const int copies = static_cast<int>(std::max<size_t>(1, (kRotateBytes + wbytes - 1) / wbytes));
       std::vector<DeviceBuffer> w(copies);
       bool ok = true;
+      WeightLayout layout = WeightLayout::kGguf;
       for (auto& buf : w) {
         auto a = b.alloc(wbytes);
-        ok = ok && a.ok() && b.copy_to_device(*a, host->data(), wbytes).ok();
+        auto up = a.ok() ? upload_weight(b, type, *host, *a) : Result<WeightLayout>(a.status());
+        ok = ok && up.ok();
+        if (up.ok()) layout = *up;
         if (a.ok()) buf = *a;
       }
       for (int m : {1, 8}) {
@@ -110,7 +113,7 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
         int next = 0;
         measure(fmt::format("{} m={} {}x{}", ggml_type_name(type), m, n, k),
                 static_cast<double>(wbytes) + 2.0 * m * (k + n), [&] {
-                  WeightView view{type, n, k, w[next]};
+                  WeightView view{type, n, k, w[next], layout};
                   next = (next + 1) % copies;
                   return matmul(ctx, dt, view, *x, m, *y);
                 });

@@ -10,7 +10,7 @@ struct EmbeddingArgs {
   const ft_u8* table;  // GGUF tensor bytes, vocab rows
   const int* ids;      // [n_tokens]
   T* out;              // [n_tokens, hidden]
-  long long row_bytes;
+  long long blocks;    // blocks in the table (the device layout's planes span them all)
   int vocab;
   int groups;          // hidden / 32
 };
@@ -27,8 +27,8 @@ FT_DEVICE void embedding(const EmbeddingArgs<T>& a) {
   if (id < 0 || id >= a.vocab) {
     for (int l = 0; l < 32; ++l) y[l] = 0.0f;
   } else {
-    const ft_u8* row = a.table + static_cast<long long>(id) * a.row_bytes;
-    G::decode(row + (g / G::kGroups) * G::kBlockBytes, g % G::kGroups, y);
+    const long long row_blocks = a.groups / G::kGroups;
+    G::decode(a.table, a.blocks, id * row_blocks + g / G::kGroups, g % G::kGroups, y);
   }
 #pragma unroll
   for (int l = 0; l < 32; ++l) out[l] = from_float<T>(y[l]);

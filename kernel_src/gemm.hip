@@ -444,13 +444,14 @@ FT_DEVICE void gemm_f32(const GemmArgs<float>& a) {
 // The first step for weights that are not already of type T (quantized
 // GGUF blocks, or the other float type): expand W into a [n, K] scratch of T,
 // then run the dense GEMM. One thread per 32-element group; the byte layouts
-// are those of runtime/model/ggml_types.h. Memory-bound and done once per
+// are those of kernel_src/ggml_blocks.h. Memory-bound and done once per
 // call, so plain byte loads (blocks are 18/34/144/176/210 bytes: unaligned).
 template <typename T>
 struct GemmDequantArgs {
-  const ft_u8* w;     // GGUF tensor bytes
+  const ft_u8* w;     // the tensor's bytes (GGUF blocks, or the device layout's planes)
   T* out;             // [groups * 32]
   long long groups;   // n * K / 32
+  long long blocks;   // blocks in the tensor at w (the planes' extent)
 };
 
 template <typename T, int kType>
@@ -459,7 +460,7 @@ FT_DEVICE void gemm_dequant(const GemmDequantArgs<T>& a) {
   const long long g = static_cast<long long>(block_x()) * 256 + thread_x();
   if (g >= a.groups) return;
   float y[32];
-  G::decode(a.w + (g / G::kGroups) * G::kBlockBytes, static_cast<int>(g % G::kGroups), y);
+  G::decode(a.w, a.blocks, g / G::kGroups, static_cast<int>(g % G::kGroups), y);
   T* out = a.out + g * 32;
 #pragma unroll
   for (int l = 0; l < 32; ++l) out[l] = from_float<T>(y[l]);

@@ -15,7 +15,10 @@
 // all there is to do: one FMA per weight per x row).
 //
 // GGUF blocks (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): the integer dot path for every
-// type. x is quantized once per launch by quantize_x_q8 (a small kernel
+// type. Q8_0 and Q6_K come in the device layout of runtime/ops/weight_layout.h
+// (fields in planes: one 16-byte load per lane for the quants, where their
+// 2-byte aligned GGUF blocks took a run of 2-byte loads); the others as GGUF
+// blocks (Q4_K and Q5_K blocks are 16-byte aligned). x is quantized once per launch by quantize_x_q8 (a small kernel
 // before the GEMV, like llama.cpp's q8_1 activations): int8 per element, one
 // f32 scale (amax / 127) and d times the sum of the int8 values per 32 elements. Each
 // lane of the GEMV handles a fixed part of a weight block (QuantXxx::elem
@@ -43,6 +46,7 @@ struct GemvArgs {
   int n;
   int m;            // rows of x, 1..kM
   int ldy;          // y's row stride (n, or more when weights side by side share y)
+  long long wblocks;  // blocks in the weight buffer (the device layout's planes span them all)
 };
 
 // ---- The x input ---------------------------------------------------------------
@@ -75,8 +79,8 @@ FT_DEVICE void load_x(const T* row, int k, float (&out)[kN]) {
 
 // ---- Helpers -----------------------------------------------------------------
 FT_DEVICE ft_u32 load_u16(const ft_u8* p) { return *reinterpret_cast<const ft_u16*>(p); }
-// A 32-bit word at a 2-byte aligned address (Q8_0, Q4_0 and Q6_K blocks are 34,
-// 18 and 210 bytes, so their fields are only 2-byte aligned).
+// A 32-bit word at a 2-byte aligned address (Q4_0 blocks are 18 bytes, so
+// their fields are only 2-byte aligned).
 FT_DEVICE int load_i32_a2(const ft_u8* p) {
   const ft_u16* q = reinterpret_cast<const ft_u16*>(p);
   return static_cast<int>(static_cast<ft_u32>(q[0]) | (static_cast<ft_u32>(q[1]) << 16));
@@ -90,39 +94,47 @@ FT_DEVICE int minus32_i8x4(ft_u32 v) { return static_cast<int>((v + 0x60606060u)
 
 // ---- Quant traits ------------------------------------------------------------
 // kParts lanes share one block; part p covers kInts runs of 4 consecutive
-// elements starting at elem(p, i). load() reads the part's weights as signed
-// int8 x 4 (plus scales); dot() returns the part's sum(w * x) from the
-// quantized x ints of those elements, the x scales xd and sums xs of the
+// elements starting at elem(p, i), kXRun of them contiguous from every
+// i % kXRun == 0 (x is loaded that many ints at a time). load(w, blocks, idx,
+// p, regs) reads part p of block idx of the tensor at w (of `blocks` blocks)
+// as signed int8 x 4 (plus scales); dot() returns the part's sum(w * x) from
+// the quantized x ints of those elements, the x scales xd and sums xs of the
 // block's 32-element sub-blocks, and the part index.
 
-// Q8_0 {f16 d; i8 qs[32]}: 4 lanes x 8 elements.
+// Q8_0, device layout (qs [B][32], d [B]): 2 lanes x 16 elements, one
+// 16-byte load each.
 struct QuantQ8_0 {
-  static constexpr int kElems = 32, kBytes = 34, kParts = 4, kInts = 2;
-  static FT_DEVICE int elem(int p, int i) { return 8 * p + 4 * i; }
+  static constexpr int kElems = 32, kBytes = 34, kParts = 2, kInts = 4, kXRun = 4;
+  static FT_DEVICE int elem(int p, int i) { return 16 * p + 4 * i; }
   struct Regs {
-    int q[2];
+    int q[4];
     float d;
   };
-  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
-    r.d = half_bits_to_float(load_u16(b));
-    r.q[0] = load_i32_a2(b + 2 + 8 * p);
-    r.q[1] = load_i32_a2(b + 6 + 8 * p);
+  static FT_DEVICE void load(const ft_u8* w, long long blocks, long long idx, int p, Regs& r) {
+    const Vec<int, 16> q = load_vec<int, 16>(reinterpret_cast<const int*>(w + 32 * idx + 16 * p));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r.q[i] = q.v[i];
+    r.d = half_bits_to_float(load_u16(w + 32 * blocks + 2 * idx));
   }
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int) {
-    return r.d * xd[0] * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s = dot4_i8(r.q[i], x[i], s);
+    return r.d * xd[0] * static_cast<float>(s);
   }
 };
 
 // Q4_0 {f16 d; u8 qs[16]}: 4 lanes; part p takes qs[4p..4p+3], whose low
 // nibbles are elements 4p.. and high nibbles elements 16 + 4p...
 struct QuantQ4_0 {
-  static constexpr int kElems = 32, kBytes = 18, kParts = 4, kInts = 2;
+  static constexpr int kElems = 32, kBytes = 18, kParts = 4, kInts = 2, kXRun = 1;
   static FT_DEVICE int elem(int p, int i) { return 4 * p + 16 * i; }
   struct Regs {
     int q[2];
     float d;
   };
-  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Regs& r) {
+    const ft_u8* b = w + idx * kBytes;
     r.d = half_bits_to_float(load_u16(b));
     const ft_u32 v = static_cast<ft_u32>(load_i32_a2(b + 2 + 4 * p));
     r.q[0] = minus8_i8x4(v & 0x0F0F0F0Fu);
@@ -181,10 +193,11 @@ FT_DEVICE float k_quant_dot(const KQuantRegs& r, const int* x, const float* xd, 
 
 // Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}
 struct QuantQ4_K {
-  static constexpr int kElems = 256, kBytes = 144, kParts = 8, kInts = 8;
+  static constexpr int kElems = 256, kBytes = 144, kParts = 8, kInts = 8, kXRun = 4;
   static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
   using Regs = KQuantRegs;
-  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Regs& r) {
+    const ft_u8* b = w + idx * kBytes;
     k_quant_scales(b, p, r);
     const Vec<ft_u32, 16> qs = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 16 + 32 * (p >> 1) + 16 * (p & 1)));
 #pragma unroll
@@ -201,10 +214,11 @@ struct QuantQ4_K {
 // Q5_K {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: bit 2g of
 // qh[l] is the fifth bit of the low-nibble element, bit 2g + 1 of the high one.
 struct QuantQ5_K {
-  static constexpr int kElems = 256, kBytes = 176, kParts = 8, kInts = 8;
+  static constexpr int kElems = 256, kBytes = 176, kParts = 8, kInts = 8, kXRun = 4;
   static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
   using Regs = KQuantRegs;
-  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
+  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Regs& r) {
+    const ft_u8* b = w + idx * kBytes;
     k_quant_scales(b, p, r);
     const int g = p >> 1;
     const Vec<ft_u32, 16> qh = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 16 + 16 * (p & 1)));
@@ -220,37 +234,44 @@ struct QuantQ5_K {
   }
 };
 
-// Q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: 16 lanes per block;
-// part p covers half h = p / 8 (128 elements) at l0 = 4 (p % 8): int i is
-// elements 128h + 32i + l0.. with scale scales[8h + 2i + l0 / 16].
+// Q6_K, device layout (ql [B][8][16], qh [B][8][8], scales [B][16], d [B]):
+// 8 lanes per block; part p is half h = p / 4 at l0 = 8 (p % 4): elements
+// 128h + 32g + l0 + (0..7) for g = 0..3, ints 2g and 2g + 1. Its 16 ql bytes
+// (the low/high nibbles of groups 0/2 in the first 8, 1/3 in the last 8), 8
+// qh bytes (bits 2g, 2g + 1 of each) and the 4 scales of groups 0..3 are
+// one 16-, one 8- and one 4-byte load.
 struct QuantQ6_K {
-  static constexpr int kElems = 256, kBytes = 210, kParts = 16, kInts = 4;
-  static FT_DEVICE int elem(int p, int i) { return 128 * (p >> 3) + 32 * i + 4 * (p & 7); }
+  static constexpr int kElems = 256, kBytes = 210, kParts = 8, kInts = 8, kXRun = 2;
+  static FT_DEVICE int elem(int p, int i) { return 128 * (p >> 2) + 32 * (i >> 1) + 8 * (p & 3) + 4 * (i & 1); }
   struct Regs {
-    int q[4];
-    int sc[4];
+    int q[8];
+    int sc;  // 4 int8 scales
     float d;
   };
-  static FT_DEVICE void load(const ft_u8* b, int p, Regs& r) {
-    const int h = p >> 3, l0 = 4 * (p & 7);
-    const ft_u32 ql0 = static_cast<ft_u32>(load_i32_a2(b + 64 * h + l0));
-    const ft_u32 ql1 = static_cast<ft_u32>(load_i32_a2(b + 64 * h + 32 + l0));
-    const ft_u32 qh = static_cast<ft_u32>(load_i32_a2(b + 128 + 32 * h + l0));
-    r.q[0] = minus32_i8x4((ql0 & 0x0F0F0F0Fu) | ((qh << 4) & 0x30303030u));
-    r.q[1] = minus32_i8x4((ql1 & 0x0F0F0F0Fu) | ((qh << 2) & 0x30303030u));
-    r.q[2] = minus32_i8x4(((ql0 >> 4) & 0x0F0F0F0Fu) | (qh & 0x30303030u));
-    r.q[3] = minus32_i8x4(((ql1 >> 4) & 0x0F0F0F0Fu) | ((qh >> 2) & 0x30303030u));
-    const signed char* sc = reinterpret_cast<const signed char*>(b + 192 + 8 * h + (l0 >> 4));
+  static FT_DEVICE void load(const ft_u8* w, long long blocks, long long idx, int p, Regs& r) {
+    const Vec<ft_u32, 16> ql = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(w + 128 * idx + 16 * p));
+    const Vec<ft_u32, 8> qh = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(w + 128 * blocks + 64 * idx + 8 * p));
+    const int h = p >> 2, half_of_32 = (p & 3) >> 1;  // l0 / 16
+    r.sc = *reinterpret_cast<const int*>(w + 192 * blocks + 16 * idx + 4 * (2 * h + half_of_32));
+    r.d = half_bits_to_float(load_u16(w + 208 * blocks + 2 * idx));
 #pragma unroll
-    for (int i = 0; i < 4; ++i) r.sc[i] = sc[2 * i];
-    r.d = half_bits_to_float(load_u16(b + 208));
+    for (int j = 0; j < 2; ++j) {
+      const ft_u32 a = ql.v[j], b = ql.v[2 + j], hb = qh.v[j];
+      r.q[0 + j] = minus32_i8x4((a & 0x0F0F0F0Fu) | ((hb << 4) & 0x30303030u));
+      r.q[2 + j] = minus32_i8x4((b & 0x0F0F0F0Fu) | ((hb << 2) & 0x30303030u));
+      r.q[4 + j] = minus32_i8x4(((a >> 4) & 0x0F0F0F0Fu) | (hb & 0x30303030u));
+      r.q[6 + j] = minus32_i8x4(((b >> 4) & 0x0F0F0F0Fu) | ((hb >> 2) & 0x30303030u));
+    }
   }
-  // Int i lies in the 32-element block 4h + i of the weight block.
+  // Group g lies in the 32-element x block 4h + g of the weight block.
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int p) {
-    const float* d = xd + 4 * (p >> 3);
+    const float* d = xd + 4 * (p >> 2);
     float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) s += static_cast<float>(r.sc[i] * dot4_i8(r.q[i], x[i], 0)) * d[i];
+    for (int g = 0; g < 4; ++g) {
+      const int sc = static_cast<int>(static_cast<signed char>(r.sc >> (8 * g)));
+      s += static_cast<float>(sc * dot4_i8(r.q[2 * g + 1], x[2 * g + 1], dot4_i8(r.q[2 * g], x[2 * g], 0))) * d[g];
+    }
     return r.d * s;
   }
 };
@@ -387,15 +408,14 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   constexpr int kBlocks = kK / Q::kElems;
   constexpr int kPerStep = FT_WAVE_SIZE / Q::kParts;  // blocks per wave step
   constexpr int kSteps = (kBlocks + kPerStep - 1) / kPerStep;
-  constexpr long long kRowBytes = static_cast<long long>(kBlocks) * Q::kBytes;
   constexpr int kWaves = kThreads / FT_WAVE_SIZE;
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int row0 = block_x() * kRows;
   if (row0 >= a.n) return;  // uniform over the block
   const int part = lane_id() % Q::kParts;
-  const ft_u8* w[kRows];
+  long long row_block[kRows];  // the row's first block
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) w[r] = a.w + (row0 + r < a.n ? row0 + r : a.n - 1) * kRowBytes;
+  for (int r = 0; r < kRows; ++r) row_block[r] = static_cast<long long>(row0 + r < a.n ? row0 + r : a.n - 1) * kBlocks;
   constexpr int kXBlocks = kK / 32;
   const ft_u8* xq[kM];
   const float *xd[kM], *xs[kM];
@@ -420,14 +440,18 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     // against all kRows rows, so only one row of x is live.
     typename Q::Regs wr[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) Q::load(w[r] + static_cast<long long>(blk) * Q::kBytes, part, wr[r]);
+    for (int r = 0; r < kRows; ++r) Q::load(a.w, a.wblocks, row_block[r] + blk, part, wr[r]);
     constexpr int kSub = Q::kElems / 32;  // x scales per weight block
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
       int x[Q::kInts];
       const ft_u8* xb = xq[m] + blk * Q::kElems;
 #pragma unroll
-      for (int i = 0; i < Q::kInts; ++i) x[i] = *reinterpret_cast<const int*>(xb + Q::elem(part, i));
+      for (int i = 0; i < Q::kInts; i += Q::kXRun) {
+        const Vec<int, 4 * Q::kXRun> v = load_vec<int, 4 * Q::kXRun>(reinterpret_cast<const int*>(xb + Q::elem(part, i)));
+#pragma unroll
+        for (int j = 0; j < Q::kXRun; ++j) x[i + j] = v.v[j];
+      }
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], x, xd[m] + blk * kSub, xs[m] + blk * kSub, part);
     }

@@ -493,20 +493,28 @@ class ExecutorImpl final : public Executor {
   }
 
   // A matrix weight; with `padded_rows` above its row count, the buffer holds
-  // that many rows, the extra ones zero.
+  // that many rows, the extra ones zero. In the layout the backend reads
+  // (weight_layout.h: Q8_0 and Q6_K are rearranged for GPUs).
   Result<WeightView> weight(const std::string& name, int padded_rows = 0) {
     FT_ASSIGN_OR_RETURN(const Weight* w, w_.get(name));
     if (w->shape.size() != 2) return FT_ERROR(ErrorCode::kCorrupt, "{} is not a matrix", name);
     const int rows = static_cast<int>(w->shape[1]), cols = static_cast<int>(w->shape[0]);
-    if (padded_rows <= rows) {
+    const WeightLayout layout = layout_for(b_, w->type);
+    if (padded_rows <= rows && layout == WeightLayout::kGguf) {
       FT_ASSIGN_OR_RETURN(DeviceBuffer data, upload(w->data));
-      return WeightView{w->type, rows, cols, data};
+      return WeightView{w->type, rows, cols, data, layout};
     }
     const size_t row_bytes = w->data.size() / rows;
-    FT_ASSIGN_OR_RETURN(DeviceBuffer data, alloc(row_bytes * padded_rows));
-    FT_RETURN_IF_ERROR(b_.fill_bytes(data, 0));
-    FT_RETURN_IF_ERROR(b_.copy_to_device(data, w->data.data(), w->data.size()));
-    return WeightView{w->type, rows, cols, data};
+    FT_ASSIGN_OR_RETURN(DeviceBuffer data, alloc(row_bytes * std::max(rows, padded_rows)));
+    if (layout == WeightLayout::kGguf) {
+      FT_RETURN_IF_ERROR(b_.fill_bytes(data, 0));
+      FT_RETURN_IF_ERROR(b_.copy_to_device(data, w->data.data(), w->data.size()));
+    } else {
+      std::vector<uint8_t> host(data.bytes, 0);  // zero rows are zero blocks
+      std::memcpy(host.data(), w->data.data(), w->data.size());
+      FT_RETURN_IF_ERROR(upload_weight(b_, w->type, host, data).status());
+    }
+    return WeightView{w->type, rows, cols, data, layout};
   }
 
   // Stacks consecutive weights' rows into one when their types and widths match.
@@ -530,12 +538,20 @@ class ExecutorImpl final : public Executor {
         int rows = 0;
         for (const Weight* w : group) bytes += w->data.size(), rows += static_cast<int>(w->shape[1]);
         FT_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc(bytes));
-        size_t offset = 0;
-        for (const Weight* w : group) {
-          FT_RETURN_IF_ERROR(b_.copy_to_device(slice(buf, offset, w->data.size()), w->data.data(), w->data.size()));
-          offset += w->data.size();
+        const WeightLayout layout = layout_for(b_, first->type);
+        if (layout == WeightLayout::kGguf) {
+          size_t offset = 0;
+          for (const Weight* w : group) {
+            FT_RETURN_IF_ERROR(b_.copy_to_device(slice(buf, offset, w->data.size()), w->data.data(), w->data.size()));
+            offset += w->data.size();
+          }
+        } else {  // the planes span the stacked rows: stack first
+          std::vector<uint8_t> host;
+          host.reserve(bytes);
+          for (const Weight* w : group) host.insert(host.end(), w->data.begin(), w->data.end());
+          FT_RETURN_IF_ERROR(upload_weight(b_, first->type, host, buf).status());
         }
-        p.parts.push_back(WeightView{first->type, rows, static_cast<int>(first->shape[0]), buf});
+        p.parts.push_back(WeightView{first->type, rows, static_cast<int>(first->shape[0]), buf, layout});
       }
       i = j;
     }

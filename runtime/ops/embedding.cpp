@@ -30,6 +30,7 @@ Status embedding(OpContext& ctx, DType out_dtype, const WeightView& table, Devic
       out.bytes < static_cast<size_t>(n_tokens) * table.k * dtype_size(out_dtype))
     return FT_ERROR(ErrorCode::kInvalidArgument, "embedding: bad shape ({} tokens, table [{}, {}] {}) or buffers too small",
                     n_tokens, table.n, table.k, ggml_type_name(table.type));
+  FT_RETURN_IF_ERROR(check_layout(ctx.backend(), "embedding", table));
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("embedding", out_dtype));
     return embedding_reference(table.type, host_ptr<const uint8_t>(table.data), table.n, table.k,
@@ -43,10 +44,10 @@ Status embedding(OpContext& ctx, DType out_dtype, const WeightView& table, Devic
   // Mirrors kernel_src/embedding.hip's EmbeddingArgs<T>.
   struct {
     uint64_t table, ids, out;
-    long long row_bytes;
+    long long blocks;
     int vocab;
     int groups;
-  } args{table.data.ptr, ids.ptr, out.ptr, static_cast<long long>(*row_bytes), table.n, table.k / 32};
+  } args{table.data.ptr, ids.ptr, out.ptr, static_cast<long long>(weight_blocks(table)), table.n, table.k / 32};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>((args.groups + spec.block_threads - 1) / spec.block_threads);
   dims.grid[1] = static_cast<unsigned>(n_tokens);

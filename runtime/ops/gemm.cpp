@@ -22,6 +22,7 @@ uint64_t weight_bytes(const WeightView& w) {
 
 Status check_shapes(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
                     DeviceBuffer bias) {
+  FT_RETURN_IF_ERROR(check_layout(ctx.backend(), "gemm", w));
   if (!gemm_dequant_supported(w.type))
     return FT_ERROR(ErrorCode::kUnsupported, "gemm: weight type {} is not supported on {}",
                     ggml_traits(w.type).name, ctx.facts().name);
@@ -48,8 +49,8 @@ Status dequantize(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer o
   // Mirrors kernel_src/gemm.hip's GemmDequantArgs<T>.
   struct {
     uint64_t w, out;
-    long long groups;
-  } args{w.data.ptr, out.ptr, groups};
+    long long groups, blocks;
+  } args{w.data.ptr, out.ptr, groups, static_cast<long long>(weight_blocks(w))};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>((groups + 255) / 256);
   dims.block[0] = 256;

@@ -16,7 +16,8 @@ namespace {
 
 constexpr int kMaxGemvRows = 8;  // the largest GEMV bucket; more rows go to the GEMM
 
-Status check_weight(const char* op, const WeightView& w) {
+Status check_weight(OpContext& ctx, const char* op, const WeightView& w) {
+  FT_RETURN_IF_ERROR(check_layout(ctx.backend(), op, w));
   if (w.n <= 0 || w.k <= 0) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: weight shape [{}, {}]", op, w.n, w.k);
   const auto row_bytes = ggml_bytes(w.type, static_cast<uint64_t>(w.k));
   if (!row_bytes)
@@ -74,7 +75,8 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
   struct {
     uint64_t x, w, y, bias;
     int n, m, ldy;
-  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy};
+    long long wblocks;
+  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w))};
   const int rows_per_block = gemv_rows_per_block(t, bucket);
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>((w.n + rows_per_block - 1) / rows_per_block);
@@ -169,7 +171,7 @@ size_t matmul_q8_bytes(int m, int k) { return gemv_quantized_x_bytes(m, k); }
 
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
               DeviceBuffer bias, DeviceBuffer x_q8) {
-  FT_RETURN_IF_ERROR(check_weight("matmul", w));
+  FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
   FT_RETURN_IF_ERROR(check_buffers(act, m, w.k, w.n, x, y, bias));
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("matmul", act));
@@ -185,7 +187,7 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
   if (parts.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no weights");
   int total = 0, widest = 0;
   for (const WeightView& w : parts) {
-    FT_RETURN_IF_ERROR(check_weight("matmul", w));
+    FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
     if (w.k != parts[0].k)
       return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: stacked weights of k = {} and {}", parts[0].k, w.k);
     total += w.n;
@@ -210,7 +212,7 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
 
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
                     DeviceBuffer y, DeviceBuffer tmp) {
-  FT_RETURN_IF_ERROR(check_weight("matmul", w));
+  FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
   const size_t es = dtype_size(act);
   if (!ctx.on_cpu() && m > 0 && m <= kMaxGemvRows && gemv_supports(w.type)) {
     if (gate_up.bytes < 2 * static_cast<size_t>(m) * w.k * es || y.bytes < static_cast<size_t>(m) * w.n * es)

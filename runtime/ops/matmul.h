@@ -1,7 +1,8 @@
 // Matrix multiply against a model weight: y[m, n] = x[m, k] * W[n, k]^T (+ bias).
 //
 // W is stored as a GGUF tensor of shape {k, n} (ggml order: k contiguous), so
-// row j of W (k elements) is output feature j. Supported weight types: F32,
+// row j of W (k elements) is output feature j; GPUs hold Q8_0 and Q6_K in the
+// device layout (weight_layout.h: upload with upload_weight). Supported weight types: F32,
 // F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. Activations x and y are `act`
 // (f32 on the CPU backend); bias, when given, is [n] of `act`.
 //
@@ -16,15 +17,10 @@
 #include "runtime/model/ggml_types.h"
 #include "runtime/ops/activation.h"
 #include "runtime/ops/op_context.h"
+#include "runtime/ops/weight_layout.h"
 
 namespace ft {
 
-struct WeightView {
-  GgmlType type = GgmlType::kF32;
-  int n = 0;  // output features (rows of W)
-  int k = 0;  // input features
-  DeviceBuffer data;
-};
 
 // x_q8, when given, is x already quantized for the quantized GEMV by the
 // kernel that produced x (rmsnorm's q8 output, matmul_q8_bytes(m, k) bytes);

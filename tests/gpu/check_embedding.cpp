@@ -26,12 +26,12 @@ Result<double> check_one(OpContext& ctx, DType dt, GgmlType type, int vocab, int
   for (auto& v : ref) v = decode(encode({v}, dt), dt)[0];
   Backend& b = ctx.backend();
   FT_ASSIGN_OR_RETURN(DeviceBuffer dtable, b.alloc(table.size()));
-  FT_RETURN_IF_ERROR(b.copy_to_device(dtable, table.data(), table.size()));
+  FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, type, table, dtable));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dids, b.alloc(ids.size() * 4));
   FT_RETURN_IF_ERROR(b.copy_to_device(dids, ids.data(), ids.size() * 4));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dout, b.alloc(ref.size() * dtype_size(dt)));
   FT_RETURN_IF_ERROR(b.fill_bytes(dout, 0xFF));
-  FT_RETURN_IF_ERROR(embedding(ctx, dt, WeightView{type, vocab, hidden, dtable}, dids, n, dout));
+  FT_RETURN_IF_ERROR(embedding(ctx, dt, WeightView{type, vocab, hidden, dtable, layout}, dids, n, dout));
   FT_RETURN_IF_ERROR(b.synchronize());
   FT_ASSIGN_OR_RETURN(auto got, download(b, dout, dt));
   for (auto buf : {dtable, dids, dout}) b.free(buf);

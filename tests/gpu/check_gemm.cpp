@@ -92,14 +92,14 @@ Result<double> check(OpContext& ctx, DType act, GgmlType wtype, int m, int n, in
   Backend& b = ctx.backend();
   FT_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(b, x, act));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dw, b.alloc(wbytes.size()));
-  FT_RETURN_IF_ERROR(b.copy_to_device(dw, wbytes.data(), wbytes.size()));
+  FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, wtype, wbytes, dw));
   DeviceBuffer dbias;
   if (with_bias) {
     FT_ASSIGN_OR_RETURN(dbias, upload(b, bias, act));
   }
   FT_ASSIGN_OR_RETURN(DeviceBuffer dy, b.alloc(ref.size() * dtype_size(act)));
   FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
-  WeightView view{wtype, n, k, dw};
+  WeightView view{wtype, n, k, dw, layout};
   Status st = gemm(ctx, act, view, dx, m, dy, dbias);
   if (st.ok()) st = b.synchronize();
   Result<std::vector<float>> got = st.ok() ? download(b, dy, act) : Result<std::vector<float>>(st);

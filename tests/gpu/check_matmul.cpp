@@ -54,12 +54,12 @@ Result<double> check_one(OpContext& ctx, const MatmulCase& c, std::mt19937& rng)
                                       c.bias ? bias.data() : nullptr));
   Backend& b = ctx.backend();
   FT_ASSIGN_OR_RETURN(DeviceBuffer dw, b.alloc(wbytes.size()));
-  FT_RETURN_IF_ERROR(b.copy_to_device(dw, wbytes.data(), wbytes.size()));
+  FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, c.type, wbytes, dw));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(b, x, c.act));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dbias, upload(b, bias, c.act));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dy, b.alloc(ref.size() * dtype_size(c.act)));
   FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
-  WeightView w{c.type, c.n, c.k, dw};
+  WeightView w{c.type, c.n, c.k, dw, layout};
   Status s;
   if (c.gated) {
     auto tmp = b.alloc(static_cast<size_t>(c.m) * c.k * dtype_size(c.act));
@@ -126,8 +126,8 @@ Result<double> check_stacked(OpContext& ctx, const std::vector<std::pair<GgmlTyp
       for (int i = 0; i < m; ++i)
         std::copy_n(part.begin() + static_cast<size_t>(i) * n, n, ref.begin() + static_cast<size_t>(i) * total + col);
       FT_ASSIGN_OR_RETURN(DeviceBuffer dw, alloc(wbytes.size()));
-      FT_RETURN_IF_ERROR(b.copy_to_device(dw, wbytes.data(), wbytes.size()));
-      parts.push_back({t, n, k, dw});
+      FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, t, wbytes, dw));
+      parts.push_back({t, n, k, dw, layout});
       col += n;
     }
     int widest = 0;
