@@ -15,7 +15,7 @@ for t in "${types[@]}"; do
   # The m = 1 GEMV at the gate/up shape and at the LM head's, after gemv_bench's warm-up launches.
   for shape in 12288x4096 151936x4096; do
     echo "== $t $shape m = 1"
-    timeout 240 "$ncu" --kernel-name "regex:ft_gemv_bf16_${t}_k4096_m1" --launch-skip 3 --launch-count 1 \
+    timeout 240 "$ncu" --kernel-name "regex:ft_gemv_bf16_${t,,}_k4096_m1" --launch-skip 3 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
       --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
       "$bin/gemv_bench" "$t" "$shape" > "$out/ncu_gemv_${t}_$shape.txt" 2>&1

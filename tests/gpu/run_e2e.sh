@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -15,9 +15,12 @@
 #         against HF bf16 (the quantization error); e2e_bench decode batch 1.
 #   perf: the model, its logits against HF, gemv_bench, e2e_bench bf16 and
 #         Q4_K_M batch 1.
+#   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
+#         quantized paths, gemv_bench and ncu on three GEMVs; then Q4_K_M
+#         decode at batch 1 and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -131,6 +134,30 @@ if [ "$phase" = perf ]; then
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m"
   "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -2 || status=1
+fi
+if [ "$phase" = quant ]; then
+  export FT_CACHE_DIR="$work/cache"
+  if [ ! -f "$model/config.json" ]; then
+    step "HF transformers: build and save the model"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
+  convert=$!
+  step "op_check: the quantized paths"
+  "$bin/op_check" matmul gemm embedding norm_act > "$out/op_check.txt" 2>&1 || status=1
+  grep -E "FAIL|passed" "$out/op_check.txt"
+  step "gemv_bench"
+  "$bin/gemv_bench" | tee "$out/gemv_bench.txt" | tail -26 || status=1
+  step "ncu: three quantized GEMVs"
+  "$here/tests/gpu/profile_gemv.sh" "$bin" "$out" q4_K q6_K q8_0 | grep -E "==|Duration|DRAM Throughput|Mem Busy|Registers|Achieved Occ"
+  wait $convert || { cat "$work/convert.log"; status=1; }
+  step "e2e_bench q4_k_m"
+  "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -3 || status=1
+  step "where a Q4_K_M batch-1 decode step's time goes (ncu), last 8 steps"
+  ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
+  timeout 150 "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 \
+    --batch 1 --decode-tokens 8 > "$work/ncu_q4.csv" 2> "$work/ncu_q4.err" || tail -5 "$work/ncu_q4.err"
+  python3 "$here/tests/gpu/kernel_times.py" "$work/ncu_q4.csv" --steps 8 || status=1
 fi
 if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
