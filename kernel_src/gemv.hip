@@ -96,25 +96,44 @@ FT_DEVICE int minus32_i8x4(ft_u32 v) { return static_cast<int>((v + 0x60606060u)
 // kParts lanes share one block; part p covers kInts runs of 4 consecutive
 // elements starting at elem(p, i), kXRun of them contiguous from every
 // i % kXRun == 0 (x is loaded that many ints at a time). load(w, blocks, idx,
-// p, regs) reads part p of block idx of the tensor at w (of `blocks` blocks)
-// as signed int8 x 4 (plus scales); dot() returns the part's sum(w * x) from
-// the quantized x ints of those elements, the x scales xd and sums xs of the
-// block's 32-element sub-blocks, and the part index.
+// p, raw) issues the loads of part p of block idx of the tensor at w (of
+// `blocks` blocks) and nothing else; unpack(raw, p, regs) turns them into
+// signed int8 x 4 and scales, once per step and row; dot(regs, x, xd, xs, p)
+// returns the part's sum(w * x) from the quantized x ints of those elements
+// and the x scales xd and sums xs of the block's 32-element sub-blocks.
+// Holding raw words until the loads land keeps what a step has in flight
+// small. kPipelineSteps: from how many steps per wave a wave requests its
+// next step's weights before the dot of the current one (0: never). Measured
+// on the H200 (gemv_bench, m = 1): Q8_0 and Q6_K gain at every shape (they
+// wait on loads with idle issue slots: 4096 x 12288 Q6_K 24.2 -> 15.7 us,
+// Q8_0 21.3 -> 15.7, LM heads 173 -> 143 and 168 -> 147); Q4_K gains only
+// where a wave has several steps (4096 x 12288: 14.5 -> 12.5 us) and loses
+// at one step per wave (its issue slots are 50-70% busy and the second set
+// of registers costs warps: LM head 96.9 -> 123 us). Q5_K follows Q4_K
+// (not measured); Q4_0 is not pipelined (not measured).
 
 // Q8_0, device layout (qs [B][32], d [B]): 2 lanes x 16 elements, one
 // 16-byte load each.
 struct QuantQ8_0 {
   static constexpr int kElems = 32, kBytes = 34, kParts = 2, kInts = 4, kXRun = 4;
+  static constexpr int kPipelineSteps = 1;
   static FT_DEVICE int elem(int p, int i) { return 16 * p + 4 * i; }
+  struct Raw {
+    Vec<int, 16> q;
+    ft_u32 d;
+  };
   struct Regs {
     int q[4];
     float d;
   };
-  static FT_DEVICE void load(const ft_u8* w, long long blocks, long long idx, int p, Regs& r) {
-    const Vec<int, 16> q = load_vec<int, 16>(reinterpret_cast<const int*>(w + 32 * idx + 16 * p));
+  static FT_DEVICE void load(const ft_u8* w, long long blocks, long long idx, int p, Raw& r) {
+    r.q = load_vec<int, 16>(reinterpret_cast<const int*>(w + 32 * idx + 16 * p));
+    r.d = load_u16(w + 32 * blocks + 2 * idx);
+  }
+  static FT_DEVICE void unpack(const Raw& raw, int, Regs& r) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) r.q[i] = q.v[i];
-    r.d = half_bits_to_float(load_u16(w + 32 * blocks + 2 * idx));
+    for (int i = 0; i < 4; ++i) r.q[i] = raw.q.v[i];
+    r.d = half_bits_to_float(raw.d);
   }
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int) {
     int s = 0;
@@ -128,52 +147,60 @@ struct QuantQ8_0 {
 // nibbles are elements 4p.. and high nibbles elements 16 + 4p...
 struct QuantQ4_0 {
   static constexpr int kElems = 32, kBytes = 18, kParts = 4, kInts = 2, kXRun = 1;
+  static constexpr int kPipelineSteps = 0;
   static FT_DEVICE int elem(int p, int i) { return 4 * p + 16 * i; }
+  struct Raw {
+    ft_u32 q, d;
+  };
   struct Regs {
     int q[2];
     float d;
   };
-  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Regs& r) {
+  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Raw& r) {
     const ft_u8* b = w + idx * kBytes;
-    r.d = half_bits_to_float(load_u16(b));
-    const ft_u32 v = static_cast<ft_u32>(load_i32_a2(b + 2 + 4 * p));
-    r.q[0] = minus8_i8x4(v & 0x0F0F0F0Fu);
-    r.q[1] = minus8_i8x4((v >> 4) & 0x0F0F0F0Fu);
+    r.d = load_u16(b);
+    r.q = static_cast<ft_u32>(load_i32_a2(b + 2 + 4 * p));
+  }
+  static FT_DEVICE void unpack(const Raw& raw, int, Regs& r) {
+    r.q[0] = minus8_i8x4(raw.q & 0x0F0F0F0Fu);
+    r.q[1] = minus8_i8x4((raw.q >> 4) & 0x0F0F0F0Fu);
+    r.d = half_bits_to_float(raw.d);
   }
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int) {
     return r.d * xd[0] * static_cast<float>(dot4_i8(r.q[1], x[1], dot4_i8(r.q[0], x[0], 0)));
   }
 };
 
-// Shared by Q4_K and Q5_K: 8 lanes per 256-element block; part p covers group
-// g = p / 2 (64 elements: sub-blocks 2g and 2g + 1) at bytes l0 = 16 (p % 2)
-// of the group's 32 quant bytes: ints 0..3 are low nibbles (sub-block 2g),
-// ints 4..7 high nibbles (sub-block 2g + 1). 16-byte loads (blocks are 144
-// and 176 bytes, 16-byte aligned).
+// Shared by Q4_K and Q5_K: 8 lanes per 256-element block; part p is half
+// p % 2 of group g = p / 2 (64 elements: sub-blocks 2g and 2g + 1): its 16
+// quant bytes at byte 16 (p % 2) of the group's 32 give ints 0..3 (low
+// nibbles, sub-block 2g) and 4..7 (high nibbles, 2g + 1). The block's first
+// 16 bytes (d, dmin, the 12 packed scales) are one 16-byte load (blocks are
+// 144 and 176 bytes, 16-byte aligned).
+FT_DEVICE int k_quant_elem(int p, int i) { return 64 * (p >> 1) + 16 * (p & 1) + 4 * (i & 3) + 32 * (i >> 2); }
 struct KQuantRegs {
   int q[8];
   int sc[2], mn[2];
   float d, dmin;
 };
-FT_DEVICE int k_quant_elem(int p, int i) { return 64 * (p >> 1) + 16 * (p & 1) + 4 * (i & 3) + 32 * (i >> 2); }
-FT_DEVICE void k_quant_scales(const ft_u8* b, int p, KQuantRegs& r) {
-  const ft_u32 dd = *reinterpret_cast<const ft_u32*>(b);
-  r.d = half_bits_to_float(dd & 0xFFFFu);
-  r.dmin = half_bits_to_float(dd >> 16);
-  const int g = p >> 1;
-  // Sub-blocks 2g and 2g + 1 (g < 2: the low 6 bits of bytes 2g.. and
-  // 2g + 4..; g >= 2: nibbles of bytes 2g + 4.. and the top bits of 2g - 4..).
-  const ft_u32 s0 = *reinterpret_cast<const ft_u32*>(b + 4), s1 = *reinterpret_cast<const ft_u32*>(b + 8),
-               s2 = *reinterpret_cast<const ft_u32*>(b + 12);
-  const int sh = 16 * (g & 1);
+// d, dmin and the 6-bit scales and mins of sub-blocks 2g and 2g + 1 from the
+// block's head (g < 2: the low 6 bits of bytes 2g.. and 2g + 4..; g >= 2:
+// nibbles of bytes 2g + 4.. with the top bits of bytes 2g - 4.. and 2g..).
+FT_DEVICE void k_quant_scales(const Vec<ft_u32, 16>& head, int p, KQuantRegs& r) {
+  r.d = half_bits_to_float(head.v[0] & 0xFFFFu);
+  r.dmin = half_bits_to_float(head.v[0] >> 16);
+  const int g = p >> 1, sh = 16 * (g & 1);
+  const ft_u32 s0 = head.v[1] >> sh, s1 = head.v[2] >> sh, s2 = head.v[3] >> sh;
+  ft_u32 sc, mn;
   if (g < 2) {
-    r.sc[0] = (s0 >> sh) & 63, r.sc[1] = (s0 >> (sh + 8)) & 63;
-    r.mn[0] = (s1 >> sh) & 63, r.mn[1] = (s1 >> (sh + 8)) & 63;
+    sc = s0 & 0x3F3Fu;
+    mn = s1 & 0x3F3Fu;
   } else {
-    const ft_u32 lo = s2 >> sh, hi_sc = s0 >> sh, hi_mn = s1 >> sh;
-    r.sc[0] = (lo & 0x0F) | (((hi_sc >> 6) & 3) << 4), r.sc[1] = ((lo >> 8) & 0x0F) | (((hi_sc >> 14) & 3) << 4);
-    r.mn[0] = ((lo >> 4) & 0x0F) | (((hi_mn >> 6) & 3) << 4), r.mn[1] = ((lo >> 12) & 0x0F) | (((hi_mn >> 14) & 3) << 4);
+    sc = (s2 & 0x0F0Fu) | ((s0 >> 2) & 0x3030u);
+    mn = ((s2 >> 4) & 0x0F0Fu) | ((s1 >> 2) & 0x3030u);
   }
+  r.sc[0] = static_cast<int>(sc & 0xFFu), r.sc[1] = static_cast<int>(sc >> 8);
+  r.mn[0] = static_cast<int>(mn & 0xFFu), r.mn[1] = static_cast<int>(mn >> 8);
 }
 // The part's sum over sub-blocks 2g and 2g + 1 (x scales xd[2g], xd[2g + 1]).
 // The mins term, dmin * mn * (sum of x over the sub-block), covers the whole
@@ -191,19 +218,26 @@ FT_DEVICE float k_quant_dot(const KQuantRegs& r, const int* x, const float* xd, 
   return v;
 }
 
-// Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}
+// Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: group g's quants are qs[32g..32g+31].
 struct QuantQ4_K {
   static constexpr int kElems = 256, kBytes = 144, kParts = 8, kInts = 8, kXRun = 4;
+  static constexpr int kPipelineSteps = 2;
   static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
+  struct Raw {
+    Vec<ft_u32, 16> head, qs;
+  };
   using Regs = KQuantRegs;
-  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Regs& r) {
-    const ft_u8* b = w + idx * kBytes;
-    k_quant_scales(b, p, r);
-    const Vec<ft_u32, 16> qs = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 16 + 32 * (p >> 1) + 16 * (p & 1)));
+  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Raw& r) {
+    const ft_u32* b = reinterpret_cast<const ft_u32*>(w + idx * kBytes);
+    r.head = load_vec<ft_u32, 16>(b);
+    r.qs = load_vec<ft_u32, 16>(b + 4 + 4 * p);  // byte 16 + 32 (p / 2) + 16 (p % 2)
+  }
+  static FT_DEVICE void unpack(const Raw& raw, int p, Regs& r) {
+    k_quant_scales(raw.head, p, r);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      r.q[i] = static_cast<int>(qs.v[i] & 0x0F0F0F0Fu);
-      r.q[4 + i] = static_cast<int>((qs.v[i] >> 4) & 0x0F0F0F0Fu);
+      r.q[i] = static_cast<int>(raw.qs.v[i] & 0x0F0F0F0Fu);
+      r.q[4 + i] = static_cast<int>((raw.qs.v[i] >> 4) & 0x0F0F0F0Fu);
     }
   }
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float* xs, int p) {
@@ -215,18 +249,26 @@ struct QuantQ4_K {
 // qh[l] is the fifth bit of the low-nibble element, bit 2g + 1 of the high one.
 struct QuantQ5_K {
   static constexpr int kElems = 256, kBytes = 176, kParts = 8, kInts = 8, kXRun = 4;
+  static constexpr int kPipelineSteps = 2;
   static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
+  struct Raw {
+    Vec<ft_u32, 16> head, qh, qs;
+  };
   using Regs = KQuantRegs;
-  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Regs& r) {
-    const ft_u8* b = w + idx * kBytes;
-    k_quant_scales(b, p, r);
+  static FT_DEVICE void load(const ft_u8* w, long long, long long idx, int p, Raw& r) {
+    const ft_u32* b = reinterpret_cast<const ft_u32*>(w + idx * kBytes);
+    r.head = load_vec<ft_u32, 16>(b);
+    r.qh = load_vec<ft_u32, 16>(b + 4 + 4 * (p & 1));  // qh bytes 16 (p % 2)..
+    r.qs = load_vec<ft_u32, 16>(b + 12 + 4 * p);       // byte 48 + 32 (p / 2) + 16 (p % 2)
+  }
+  static FT_DEVICE void unpack(const Raw& raw, int p, Regs& r) {
+    k_quant_scales(raw.head, p, r);
     const int g = p >> 1;
-    const Vec<ft_u32, 16> qh = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 16 + 16 * (p & 1)));
-    const Vec<ft_u32, 16> qs = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b + 48 + 32 * g + 16 * (p & 1)));
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      r.q[i] = static_cast<int>((qs.v[i] & 0x0F0F0F0Fu) | (((qh.v[i] >> (2 * g)) & 0x01010101u) << 4));
-      r.q[4 + i] = static_cast<int>(((qs.v[i] >> 4) & 0x0F0F0F0Fu) | (((qh.v[i] >> (2 * g + 1)) & 0x01010101u) << 4));
+      const ft_u32 v = raw.qs.v[i], h = raw.qh.v[i];
+      r.q[i] = static_cast<int>((v & 0x0F0F0F0Fu) | (((h >> (2 * g)) & 0x01010101u) << 4));
+      r.q[4 + i] = static_cast<int>(((v >> 4) & 0x0F0F0F0Fu) | (((h >> (2 * g + 1)) & 0x01010101u) << 4));
     }
   }
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float* xs, int p) {
@@ -242,36 +284,46 @@ struct QuantQ5_K {
 // one 16-, one 8- and one 4-byte load.
 struct QuantQ6_K {
   static constexpr int kElems = 256, kBytes = 210, kParts = 8, kInts = 8, kXRun = 2;
+  static constexpr int kPipelineSteps = 1;
   static FT_DEVICE int elem(int p, int i) { return 128 * (p >> 2) + 32 * (i >> 1) + 8 * (p & 3) + 4 * (i & 1); }
+  struct Raw {
+    Vec<ft_u32, 16> ql;
+    Vec<ft_u32, 8> qh;
+    ft_u32 sc;  // 4 int8 scales
+    ft_u32 d;
+  };
   struct Regs {
     int q[8];
-    int sc;  // 4 int8 scales
+    int sc[4];
     float d;
   };
-  static FT_DEVICE void load(const ft_u8* w, long long blocks, long long idx, int p, Regs& r) {
-    const Vec<ft_u32, 16> ql = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(w + 128 * idx + 16 * p));
-    const Vec<ft_u32, 8> qh = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(w + 128 * blocks + 64 * idx + 8 * p));
+  static FT_DEVICE void load(const ft_u8* w, long long blocks, long long idx, int p, Raw& r) {
+    r.ql = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(w + 128 * idx + 16 * p));
+    r.qh = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(w + 128 * blocks + 64 * idx + 8 * p));
     const int h = p >> 2, half_of_32 = (p & 3) >> 1;  // l0 / 16
-    r.sc = *reinterpret_cast<const int*>(w + 192 * blocks + 16 * idx + 4 * (2 * h + half_of_32));
-    r.d = half_bits_to_float(load_u16(w + 208 * blocks + 2 * idx));
+    r.sc = *reinterpret_cast<const ft_u32*>(w + 192 * blocks + 16 * idx + 4 * (2 * h + half_of_32));
+    r.d = load_u16(w + 208 * blocks + 2 * idx);
+  }
+  static FT_DEVICE void unpack(const Raw& raw, int, Regs& r) {
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      const ft_u32 a = ql.v[j], b = ql.v[2 + j], hb = qh.v[j];
+      const ft_u32 a = raw.ql.v[j], b = raw.ql.v[2 + j], hb = raw.qh.v[j];
       r.q[0 + j] = minus32_i8x4((a & 0x0F0F0F0Fu) | ((hb << 4) & 0x30303030u));
       r.q[2 + j] = minus32_i8x4((b & 0x0F0F0F0Fu) | ((hb << 2) & 0x30303030u));
       r.q[4 + j] = minus32_i8x4(((a >> 4) & 0x0F0F0F0Fu) | (hb & 0x30303030u));
       r.q[6 + j] = minus32_i8x4(((b >> 4) & 0x0F0F0F0Fu) | ((hb >> 2) & 0x30303030u));
     }
+#pragma unroll
+    for (int g = 0; g < 4; ++g) r.sc[g] = static_cast<int>(static_cast<signed char>(raw.sc >> (8 * g)));
+    r.d = half_bits_to_float(raw.d);
   }
   // Group g lies in the 32-element x block 4h + g of the weight block.
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float*, int p) {
     const float* d = xd + 4 * (p >> 2);
     float s = 0.0f;
 #pragma unroll
-    for (int g = 0; g < 4; ++g) {
-      const int sc = static_cast<int>(static_cast<signed char>(r.sc >> (8 * g)));
-      s += static_cast<float>(sc * dot4_i8(r.q[2 * g + 1], x[2 * g + 1], dot4_i8(r.q[2 * g], x[2 * g], 0))) * d[g];
-    }
+    for (int g = 0; g < 4; ++g)
+      s += static_cast<float>(r.sc[g] * dot4_i8(r.q[2 * g + 1], x[2 * g + 1], dot4_i8(r.q[2 * g], x[2 * g], 0))) * d[g];
     return r.d * s;
   }
 };
@@ -429,19 +481,17 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   }
 
   float acc[kM][kRows] = {};
-  // No unrolling: a step holds kRows blocks of weights and the x of kM rows
-  // in flight; two steps would double that (spills at kM = 8). Bytes in
-  // flight come from the waves instead.
-#pragma unroll 1
-  for (int s = wave_id(); s < kSteps; s += kWaves) {
+  constexpr int kSub = Q::kElems / 32;  // x scales per weight block
+  using Raw = typename Q::Raw;
+  // One step: kRows blocks of weights against the x of kM rows, one x row at
+  // a time (so only one row of x is live). A step past the last block (a
+  // partial last step) has loaded the last block again and adds nothing.
+  auto step = [&](int s, const Raw (&raw)[kRows]) {
     const int blk = s * kPerStep + lane_id() / Q::kParts;
-    if (kBlocks % kPerStep != 0 && blk >= kBlocks) continue;
-    // Weights first (the long-latency loads), then one x row at a time
-    // against all kRows rows, so only one row of x is live.
+    if (kBlocks % kPerStep != 0 && blk >= kBlocks) return;
     typename Q::Regs wr[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) Q::load(a.w, a.wblocks, row_block[r] + blk, part, wr[r]);
-    constexpr int kSub = Q::kElems / 32;  // x scales per weight block
+    for (int r = 0; r < kRows; ++r) Q::unpack(raw[r], part, wr[r]);
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
       int x[Q::kInts];
@@ -454,6 +504,40 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
       }
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], x, xd[m] + blk * kSub, xs[m] + blk * kSub, part);
+    }
+  };
+  auto load = [&](int s, Raw (&wr)[kRows]) {
+    int blk = s * kPerStep + lane_id() / Q::kParts;
+    if (kBlocks % kPerStep != 0 && blk >= kBlocks) blk = kBlocks - 1;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) Q::load(a.w, a.wblocks, row_block[r] + blk, part, wr[r]);
+  };
+  // At m <= 2 (Q::kPipelineSteps above); at larger m the x rows take those
+  // registers. NVIDIA only: measured there; on gfx1150 a second set of raw
+  // words costs waves per SIMD that the tile was chosen for.
+#if defined(FT_AMD)
+  constexpr bool kPipelined = false;
+#else
+  constexpr int kStepsPerWave = (kSteps + kWaves - 1) / kWaves;
+  constexpr bool kPipelined = Q::kPipelineSteps > 0 && kStepsPerWave >= Q::kPipelineSteps && kM <= 2;
+#endif
+  int s = wave_id();
+  if constexpr (kPipelined) {
+    Raw cur[kRows], next[kRows];
+    if (s < kSteps) load(s, cur);
+#pragma unroll 1
+    for (; s < kSteps; s += kWaves) {
+      if (s + kWaves < kSteps) load(s + kWaves, next);
+      step(s, cur);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+    }
+  } else {
+#pragma unroll 1
+    for (; s < kSteps; s += kWaves) {
+      Raw cur[kRows];
+      load(s, cur);
+      step(s, cur);
     }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);

@@ -197,10 +197,15 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
       {{{GgmlType::kQ4_K, 515}, {GgmlType::kQ6_K, 300}}, 4096},
       {{{GgmlType::kQ4_K, 256}, {GgmlType::kBF16, 37}, {GgmlType::kQ8_0, 129}}, 1024},
       {{{GgmlType::kBF16, 64}, {GgmlType::kF16, 100}}, 512},
+      {{{GgmlType::kQ4_K, 256}, {GgmlType::kQ6_K, 64}}, 4096},
   };
   for (const auto& [parts, k] : kStacked)
     for (int m : {1, 3, 8, 12})
       for (bool norm_q8 : {false, true}) {
+        // m > 8 runs the parts through the GEMM, whose n granule is 32.
+        bool gemm_ok = true;
+        for (auto [t, n] : parts) gemm_ok = gemm_ok && n % 32 == 0;
+        if (m > 8 && !gemm_ok) continue;
         std::string types;
         for (auto [t, n] : parts) types += fmt::format("{}{}", types.empty() ? "" : "|", ggml_type_name(t));
         out.push_back(make_case(fmt::format("matmul_stacked{} {}", norm_q8 ? " norm_q8" : "", types), DType::kBF16,
@@ -209,9 +214,11 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
   for (const auto& c : cases) {
     // Quantized weights go through the int8 x quantization of the dot path
     // (4e-3 to 6e-3 relative L2 over many outputs), so f32 activations are held
-    // to the 16-bit tolerance; the 5-output case has little averaging (2e-2).
+    // to the 16-bit tolerance; the 5-output case has little averaging (2e-2),
+    // and so has the gated x: SiLU(gate) * up is heavy-tailed, so its int8
+    // blocks lose more (9e-3 to 1.1e-2 measured on the H200 at every type).
     double tol = 0;
-    if (!is_dense(c.type)) tol = c.n < 16 ? 2e-2 : c.act == DType::kF32 ? 1e-2 : 0;
+    if (!is_dense(c.type)) tol = c.n < 16 || c.gated ? 2e-2 : c.act == DType::kF32 ? 1e-2 : 0;
     out.push_back(make_case(fmt::format("matmul {}{}", ggml_type_name(c.type), c.gated ? " silu" : ""), c.act,
                             fmt::format("{}x{}x{}{}", c.m, c.n, c.k, c.bias ? "+b" : ""), check_one(ctx, c, rng), tol));
   }
