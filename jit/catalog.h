@@ -76,8 +76,8 @@ std::vector<int> catalog_gemm_k_sizes();
 // gate(x[:, :k]) * x[:, k:] (the gated activation fused into its x load).
 // For quantized weights the GEMV reads x quantized by the
 // gemv_quantize_x_spec kernel (which then takes the gate), into
-// gemv_quantized_x_bytes(m, k) of scratch; grid ceil(m * k / 32 /
-// kGemvQuantizeThreads).
+// gemv_quantized_x_bytes(m, k) of scratch; one 16-byte load of x per
+// thread, grid ceil(m * k / (16 / element bytes) / kGemvQuantizeThreads).
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
                      std::optional<GatedAct> gate = std::nullopt);
 constexpr int kGemvQuantizeThreads = 128;

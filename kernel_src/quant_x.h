@@ -56,4 +56,36 @@ FT_DEVICE void store_q8_scales(ft_u8* buf, int m, int row, int b, float amax, in
   d[m * kBlocks + row * kBlocks + b] = static_cast<float>(qsum) * scale;
 }
 
+// One lane's kPer values v (elements k0.. of row `row`, k0 a multiple of
+// kPer) of a 32-element block held by 32 / kPer neighbouring lanes, into the
+// buffer (m rows of kK elements): the lanes meet by shuffles for the block's
+// amax and sum, each stores its int8s, the block's first lane the scale and
+// sum. Every lane of the wave calls it (the shuffles need them all); lanes
+// with active == false hold no elements, and a block's lanes are all active
+// or all not.
+template <int kK, int kPer>
+FT_DEVICE void quantize_q8_part(const float (&v)[kPer], bool active, ft_u8* buf, int m, int row, int k0) {
+  static_assert(kK % 32 == 0 && 32 % kPer == 0 && kPer % 4 == 0, "whole 32-element blocks of whole ints");
+  constexpr int kLanes = 32 / kPer;
+  float amax = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) amax = abs_max(amax, v[j]);
+#pragma unroll
+  for (int mask = 1; mask < kLanes; mask <<= 1) amax = abs_max(amax, shfl_xor(amax, mask));
+  const float inv = amax > 0.0f ? 127.0f * fast_rcp(amax) : 0.0f;
+  Vec<int, kPer> q;
+  int qsum = 0;
+#pragma unroll
+  for (int j = 0; j < kPer / 4; ++j) {
+    q.v[j] = pack_i8x4(v[4 * j] * inv, v[4 * j + 1] * inv, v[4 * j + 2] * inv, v[4 * j + 3] * inv);
+    qsum = dot4_i8(q.v[j], 0x01010101, qsum);
+  }
+  float sum = static_cast<float>(qsum);  // exact: |sum| <= 32 * 127
+#pragma unroll
+  for (int mask = 1; mask < kLanes; mask <<= 1) sum += shfl_xor(sum, mask);
+  if (!active) return;
+  store_vec<int, kPer>(reinterpret_cast<int*>(buf + static_cast<long long>(row) * kK + k0), q);
+  if (k0 % 32 == 0) store_q8_scales<kK>(buf, m, row, k0 / 32, amax, static_cast<int>(sum));
+}
+
 }  // namespace ft

@@ -31,40 +31,6 @@ struct RmsNormArgs {
   ft_u8* q8;  // the quantized out, written only with kQ8Out
 };
 
-// The q8 form of one thread's vector o (elements vi * kPerVec..) of row
-// `row`. Every thread of the block calls it (the shuffles need the whole
-// wave); inactive ones hold no elements. A 32-element block is kLanes
-// threads, all active or all not (kHidden and the thread count are whole
-// multiples of kLanes).
-template <typename T, int kHidden, int kPerVec>
-FT_DEVICE void store_q8(const RmsNormArgs<T>& a, int row, int vi, bool active, const Vec<T, kPerVec * sizeof(T)>& o) {
-  static_assert(kHidden % 32 == 0 && 32 % kPerVec == 0 && kPerVec % 4 == 0, "whole 32-element blocks of whole ints");
-  constexpr int kLanes = 32 / kPerVec;
-  float v[kPerVec];
-  float amax = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kPerVec; ++j) {
-    v[j] = active ? to_float(o.v[j]) : 0.0f;
-    amax = abs_max(amax, v[j]);
-  }
-#pragma unroll
-  for (int mask = 1; mask < kLanes; mask <<= 1) amax = abs_max(amax, shfl_xor(amax, mask));
-  const float inv = amax > 0.0f ? 127.0f * fast_rcp(amax) : 0.0f;
-  Vec<int, kPerVec> q;
-  int qsum = 0;
-#pragma unroll
-  for (int j = 0; j < kPerVec / 4; ++j) {
-    q.v[j] = pack_i8x4(v[4 * j] * inv, v[4 * j + 1] * inv, v[4 * j + 2] * inv, v[4 * j + 3] * inv);
-    qsum = dot4_i8(q.v[j], 0x01010101, qsum);
-  }
-  float sum = static_cast<float>(qsum);  // exact: |sum| <= 32 * 127
-#pragma unroll
-  for (int mask = 1; mask < kLanes; mask <<= 1) sum += shfl_xor(sum, mask);
-  if (!active) return;
-  store_vec<int, kPerVec>(reinterpret_cast<int*>(a.q8 + static_cast<long long>(row) * kHidden + vi * kPerVec), q);
-  if (vi % kLanes == 0) store_q8_scales<kHidden>(a.q8, a.rows, row, vi / kLanes, amax, static_cast<int>(sum));
-}
-
 template <typename T, int kHidden, int kThreads, int kLoadBytes, bool kAddResidual, bool kQ8Out = false>
 FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   using V = Vec<T, kLoadBytes>;
@@ -113,7 +79,13 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
       for (int j = 0; j < kPerVec; ++j) o.v[j] = from_float<T>(vals[i][j] * scale * to_float(w[i].v[j]));
       store_vec<T, kLoadBytes>(out + vi * kPerVec, o);
     }
-    if constexpr (kQ8Out) store_q8<T, kHidden, kPerVec>(a, row, vi, active, o);
+    if constexpr (kQ8Out) {
+      // The values as rounded to T; every thread takes part (shuffles).
+      float v[kPerVec];
+#pragma unroll
+      for (int j = 0; j < kPerVec; ++j) v[j] = active ? to_float(o.v[j]) : 0.0f;
+      quantize_q8_part<kHidden, kPerVec>(v, active, a.q8, a.rows, row, vi * kPerVec);
+    }
   }
 }
 

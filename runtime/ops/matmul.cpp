@@ -58,7 +58,8 @@ Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x
     int m;
   } qargs{x.ptr, q8.ptr, m};  // mirrors kernel_src/gemv.hip's QuantizeXArgs<T>
   LaunchDims qdims;
-  qdims.grid[0] = static_cast<unsigned>((m * (k / 32) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
+  const int per_thread = 16 / static_cast<int>(dtype_size(act));  // one 16-byte load of x each
+  qdims.grid[0] = static_cast<unsigned>((m * (k / per_thread) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
   qdims.block[0] = kGemvQuantizeThreads;
   FT_RETURN_IF_ERROR(ctx.backend().launch(qk, qdims, &qargs, sizeof qargs));
   return q8;
