@@ -13,8 +13,9 @@
 #   gguf: the same model converted by ft-model to Q8_0 and Q4_K_M: GPU logits
 #         against the CPU backend on the same file (dequantized weights) and
 #         against HF bf16 (the quantization error); e2e_bench decode batch 1.
-#   perf: the model, its logits against HF, gemv_bench, e2e_bench bf16 and
-#         Q4_K_M batch 1.
+#   perf: the model; e2e_bench bf16; its logits against HF; gemv_bench;
+#         Q4_K_M decode at batch 1, its GPU logits against the CPU backend,
+#         and its per-kernel step times (ncu).
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths, gemv_bench and ncu on three GEMVs; then Q4_K_M
 #         decode at batch 1 and every kernel's time in its step (ncu).
@@ -114,26 +115,46 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   xz -c "$work/ncu_b1.csv" > "$out/ncu_b1.csv.xz"
 fi
 if [ "$phase" = perf ]; then
-  # The quick loop for kernel work: the model and its logits against HF;
-  # while the Q4_K_M conversion runs on the CPU (niced), gemv_bench and the
-  # bf16 e2e_bench; then Q4_K_M decode at batch 1.
+  # The loop for kernel work: the model; bf16 decode and prefill on an idle
+  # host; then, while Q4_K_M converts on the CPU (niced), the bf16 logits
+  # against HF and gemv_bench; then Q4_K_M decode at batch 1 on an idle host,
+  # its logits on the GPU against the CPU backend on the same file, and where
+  # its decode step's time goes (ncu).
   export FT_CACHE_DIR="$work/cache"
   if [ ! -f "$model/hf_logits.f32" ]; then
     step "HF transformers: build, save, teacher-forced logits"
     python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
   fi
-  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
-  convert=$!
-  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 || status=1
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
-    --max 1 --label "bf16 ft vs HF f32"
-  step "gemv_bench"
-  "$bin/gemv_bench" | tail -22 || status=1
   step "e2e_bench bf16"
   "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 || status=1
+  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
+  convert=$!
+  step "bf16 logits against HF"
+  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 > "$work/dump.log" 2>&1 || { tail -5 "$work/dump.log"; status=1; }
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
+    --max 1 --label "bf16 ft vs HF f32"
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
+    --max 1 --label "bf16 ft vs HF bf16"
+  step "gemv_bench"
+  "$bin/gemv_bench" | tee "$out/gemv_bench.txt" | tail -26 || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m"
   "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -2 || status=1
+  step "q4_k_m: GPU logits against the CPU backend on the same file (first 32 positions)"
+  head -c 128 "$model/ids.bin" > "$work/ids32.bin"
+  "$bin/e2e_check" --dump "$work/q4_k_m.gguf" "$work/ids32.bin" "$work/gpu_q4.f32" cuda:0 > /dev/null 2>&1 || status=1
+  t0=$SECONDS
+  timeout 200 "$bin/e2e_check" --dump "$work/q4_k_m.gguf" "$work/ids32.bin" "$work/cpu_q4.f32" cpu > /dev/null 2>&1 || status=1
+  echo "CPU reference in $((SECONDS - t0)) s"
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$work/cpu_q4.f32" --got "$work/gpu_q4.f32" \
+    --max 1 --label "q4_k_m GPU (bf16, int8 x) vs CPU (f32, dequantized weights)" || status=1
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/cpu_q4.f32" \
+    --rows 32 --max 1 --label "q4_k_m CPU vs HF f32 (the quantization's own error)"
+  step "where a Q4_K_M batch-1 decode step's time goes (ncu), last 8 steps"
+  ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
+  timeout 150 "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 \
+    --batch 1 --decode-tokens 8 > "$work/ncu_q4.csv" 2> "$work/ncu_q4.err" || tail -5 "$work/ncu_q4.err"
+  python3 "$here/tests/gpu/kernel_times.py" "$work/ncu_q4.csv" --steps 8 | head -16 || status=1
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
