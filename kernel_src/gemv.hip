@@ -18,9 +18,11 @@
 // type. Q8_0 and Q6_K come in the device layout of runtime/ops/weight_layout.h
 // (fields in planes: one 16-byte load per lane for the quants, where their
 // 2-byte aligned GGUF blocks took a run of 2-byte loads); the others as GGUF
-// blocks (Q4_K and Q5_K blocks are 16-byte aligned). x is quantized once per launch by quantize_x_q8 (a small kernel
-// before the GEMV, like llama.cpp's q8_1 activations): int8 per element, one
-// f32 scale (amax / 127) and d times the sum of the int8 values per 32 elements. Each
+// blocks (Q4_K and Q5_K blocks are 16-byte aligned). x comes quantized
+// (quant_x.h, like llama.cpp's q8_1 activations): int8 per element, one f32
+// scale (amax / 127) and d times the sum of the int8 values per 32 elements,
+// written by quantize_x_q8 below (a small kernel before the GEMV, once per
+// projection) or by the RMSNorm that produced x. Each
 // lane of the GEMV handles a fixed part of a weight block (QuantXxx::elem
 // says which elements), unpacks the weights to signed int8 x 4 and
 // accumulates with 4-way int8 dot products: dp4a on NVIDIA, v_dot4_i32_iu8
