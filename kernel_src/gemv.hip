@@ -443,7 +443,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
 
-// a.x is quantize_x_q8's buffer for the same m and K.
+// a.x is x quantized for the same m and K (quant_x.h's buffer).
 template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <span>
+#include <vector>
 
 #include "runtime/ops/activation.h"
 #include "runtime/ops/attention.h"
@@ -492,28 +494,46 @@ class ExecutorImpl final : public Executor {
     return buf;
   }
 
+  // The pieces' bytes back to back in a new buffer of `bytes` (zero past
+  // them: zero rows are zero blocks), in the layout the backend reads `type`
+  // in (weight_layout.h: Q8_0 and Q6_K are rearranged for GPUs, over the whole
+  // buffer, so they are assembled on the host first).
+  Result<DeviceBuffer> upload_rows(GgmlType type, const std::vector<std::span<const uint8_t>>& pieces, size_t bytes) {
+    FT_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc(bytes));
+    size_t used = 0;
+    for (const auto& piece : pieces) used += piece.size();
+    if (layout_for(b_, type) == WeightLayout::kGguf) {
+      if (used < bytes) FT_RETURN_IF_ERROR(b_.fill_bytes(buf, 0));
+      size_t offset = 0;
+      for (const auto& piece : pieces) {
+        FT_RETURN_IF_ERROR(b_.copy_to_device(slice(buf, offset, piece.size()), piece.data(), piece.size()));
+        offset += piece.size();
+      }
+      return buf;
+    }
+    std::vector<uint8_t> host(bytes, 0);
+    size_t offset = 0;
+    for (const auto& piece : pieces) {
+      std::memcpy(host.data() + offset, piece.data(), piece.size());
+      offset += piece.size();
+    }
+    FT_RETURN_IF_ERROR(upload_weight(b_, type, host, buf).status());
+    return buf;
+  }
+
   // A matrix weight; with `padded_rows` above its row count, the buffer holds
-  // that many rows, the extra ones zero. In the layout the backend reads
-  // (weight_layout.h: Q8_0 and Q6_K are rearranged for GPUs).
+  // that many rows, the extra ones zero.
   Result<WeightView> weight(const std::string& name, int padded_rows = 0) {
     FT_ASSIGN_OR_RETURN(const Weight* w, w_.get(name));
     if (w->shape.size() != 2) return FT_ERROR(ErrorCode::kCorrupt, "{} is not a matrix", name);
     const int rows = static_cast<int>(w->shape[1]), cols = static_cast<int>(w->shape[0]);
     const WeightLayout layout = layout_for(b_, w->type);
     if (padded_rows <= rows && layout == WeightLayout::kGguf) {
-      FT_ASSIGN_OR_RETURN(DeviceBuffer data, upload(w->data));
+      FT_ASSIGN_OR_RETURN(DeviceBuffer data, upload(w->data));  // zero-copy on the CPU
       return WeightView{w->type, rows, cols, data, layout};
     }
     const size_t row_bytes = w->data.size() / rows;
-    FT_ASSIGN_OR_RETURN(DeviceBuffer data, alloc(row_bytes * std::max(rows, padded_rows)));
-    if (layout == WeightLayout::kGguf) {
-      FT_RETURN_IF_ERROR(b_.fill_bytes(data, 0));
-      FT_RETURN_IF_ERROR(b_.copy_to_device(data, w->data.data(), w->data.size()));
-    } else {
-      std::vector<uint8_t> host(data.bytes, 0);  // zero rows are zero blocks
-      std::memcpy(host.data(), w->data.data(), w->data.size());
-      FT_RETURN_IF_ERROR(upload_weight(b_, w->type, host, data).status());
-    }
+    FT_ASSIGN_OR_RETURN(DeviceBuffer data, upload_rows(w->type, {w->data}, row_bytes * std::max(rows, padded_rows)));
     return WeightView{w->type, rows, cols, data, layout};
   }
 
@@ -536,22 +556,14 @@ class ExecutorImpl final : public Executor {
       } else {
         size_t bytes = 0;
         int rows = 0;
-        for (const Weight* w : group) bytes += w->data.size(), rows += static_cast<int>(w->shape[1]);
-        FT_ASSIGN_OR_RETURN(DeviceBuffer buf, alloc(bytes));
-        const WeightLayout layout = layout_for(b_, first->type);
-        if (layout == WeightLayout::kGguf) {
-          size_t offset = 0;
-          for (const Weight* w : group) {
-            FT_RETURN_IF_ERROR(b_.copy_to_device(slice(buf, offset, w->data.size()), w->data.data(), w->data.size()));
-            offset += w->data.size();
-          }
-        } else {  // the planes span the stacked rows: stack first
-          std::vector<uint8_t> host;
-          host.reserve(bytes);
-          for (const Weight* w : group) host.insert(host.end(), w->data.begin(), w->data.end());
-          FT_RETURN_IF_ERROR(upload_weight(b_, first->type, host, buf).status());
+        std::vector<std::span<const uint8_t>> pieces;
+        for (const Weight* w : group) {
+          bytes += w->data.size(), rows += static_cast<int>(w->shape[1]);
+          pieces.push_back(w->data);
         }
-        p.parts.push_back(WeightView{first->type, rows, static_cast<int>(first->shape[0]), buf, layout});
+        FT_ASSIGN_OR_RETURN(DeviceBuffer buf, upload_rows(first->type, pieces, bytes));
+        p.parts.push_back(
+            WeightView{first->type, rows, static_cast<int>(first->shape[0]), buf, layout_for(b_, first->type)});
       }
       i = j;
     }

@@ -1,7 +1,7 @@
 #include "runtime/ops/matmul.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>

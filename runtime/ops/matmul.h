@@ -21,7 +21,6 @@
 
 namespace ft {
 
-
 // x_q8, when given, is x already quantized for the quantized GEMV by the
 // kernel that produced x (rmsnorm's q8 output, matmul_q8_bytes(m, k) bytes);
 // otherwise a quantized GEMV quantizes x itself first. Other paths ignore it.
