@@ -20,7 +20,7 @@
 //   are shared by the whole group and a short extend still fills the tile.
 //   The mma variant uses mma.sync m16n8k16 (NVIDIA); the fma variant is the
 //   portable f32 path (AMD today, and f32 everywhere).
-#include "ft_device.h"
+#include "quant_x.h"
 
 namespace ft {
 
@@ -64,7 +64,32 @@ struct DecodeArgs {
   int max_blocks;
   int max_parts;
   int direct;                // 1: a single partition covers every context; write `out`
+  int n_seqs;
+  ft_u8* q8;                 // or null: `out` also quantized for the o projection (quant_x.h's
+                             // buffer of n_seqs rows of n_heads * head_dim), by whichever kernel writes out
 };
+
+// Stores 4 consecutive elements d.. of head `head` (global over the batch:
+// sequence * n_heads + h) of the attention output, and when q8 is set their
+// quantized form. Every lane of the wave calls it (the quantization meets by
+// shuffles); inactive lanes store nothing, and a 32-element block's 8 lanes
+// are all active or all not.
+template <typename T, int kHeadDim>
+FT_DEVICE void attn_store_out4(T* out, ft_u8* q8, int n_seqs, int n_heads, long long head, int d, const float (&o)[4],
+                               bool active) {
+  Vec<T, 4 * sizeof(T)> ov;
+  float v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    ov.v[j] = from_float<T>(o[j]);
+    v[j] = to_float(ov.v[j]);  // quantized as rounded to T, as quantize_x_q8 would read it
+  }
+  if (active) store_vec<T, 4 * sizeof(T)>(out + head * kHeadDim + d, ov);
+  if (q8) {
+    const int seq = static_cast<int>(head / n_heads), h = static_cast<int>(head % n_heads);
+    quantize_q8_part<4>(v, active, q8, n_seqs, n_heads * kHeadDim, seq, h * kHeadDim + d);
+  }
+}
 
 // Grid: x = partition, y = sequence * n_kv_heads + kv head.
 template <typename T, int kHeadDim, int kGroup, int kBlockSize, int kThreads, int kPartition>
@@ -101,9 +126,18 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   const int ctx = a.context_lens[seq];
   const int start = part * kPartition;
   const long long head0 = static_cast<long long>(seq) * a.n_heads + kvh * kGroup;
+  // The block's kGroup x kHeadDim outputs, 4 per thread per pass (kOut4 is
+  // a multiple of 16: head_dim is).
+  constexpr int kOut4 = kGroup * kHeadDim / 4;
   if (start >= ctx) {
     if (part == 0 && a.direct) {  // empty context: the attention output is 0
-      for (int i = tid; i < kGroup * kHeadDim; i += kThreads) a.out[head0 * kHeadDim + i] = from_float<T>(0.0f);
+      const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int i0 = 0; i0 < kOut4; i0 += kThreads) {
+        const bool active = i0 + tid < kOut4;
+        const int i = active ? 4 * (i0 + tid) : 0;
+        attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + i / kHeadDim, i % kHeadDim, zero,
+                                     active);
+      }
     }
     return;
   }
@@ -239,16 +273,26 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
       for (int e = 0; e < kVecElems; ++e) red[(wave * kGroup + g) * kHeadDim + v_sub * kVecElems + e] = acc[g][e];
   }
   sync_threads();
-  for (int i = tid; i < kGroup * kHeadDim; i += kThreads) {
-    float o = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWaves; ++w) o += red[w * kGroup * kHeadDim + i];
+  for (int i0 = 0; i0 < kOut4; i0 += kThreads) {  // uniform trip count: the q8 store shuffles
+    const bool active = i0 + tid < kOut4;
+    const int i = active ? 4 * (i0 + tid) : 0;
     const int g = i / kHeadDim, d = i % kHeadDim;
+    const auto sum_w = [&](int e) {
+      float o = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWaves; ++w) o += red[w * kGroup * kHeadDim + i + e];
+      return o;
+    };
     if (a.direct) {
-      a.out[(head0 + g) * kHeadDim + d] = from_float<T>(o * fast_rcp(s_sum[g]));
-    } else {
+      const float inv = fast_rcp(s_sum[g]);
+      const float o[4] = {sum_w(0) * inv, sum_w(1) * inv, sum_w(2) * inv, sum_w(3) * inv};
+      attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + g, d, o, active);
+    } else if (active) {
       const long long p = (head0 + g) * a.max_parts + part;
-      a.part_out[p * kHeadDim + d] = o;
+      Vec<float, 16> o;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o.v[e] = sum_w(e);
+      store_vec<float, 16>(a.part_out + p * kHeadDim + d, o);
       if (d == 0) {
         a.part_ml[2 * p] = s_max[g];
         a.part_ml[2 * p + 1] = s_sum[g];
@@ -266,24 +310,34 @@ struct DecodeReduceArgs {
   int n_heads;
   int max_parts;
   int partition;
+  int n_seqs;
+  ft_u8* q8;  // as DecodeArgs::q8
 };
 
-// Grid: x = head, y = sequence; one thread per element of head_dim.
+// Grid: x = head, y = sequence; kHeadDim threads, of which the first quarter
+// each merge 4 elements (the rest only join the q8 shuffles).
 template <typename T, int kHeadDim>
 FT_DEVICE void attention_decode_reduce(const DecodeReduceArgs<T>& a) {
-  const int h = block_x(), seq = block_y(), d = thread_x();
+  const int h = block_x(), seq = block_y();
+  const bool active = thread_x() < kHeadDim / 4;
+  const int d = active ? 4 * thread_x() : 0;
   // max_parts bounds it even if a context exceeds the shape's max_context.
   const int n_parts = attn_min((a.context_lens[seq] + a.partition - 1) / a.partition, a.max_parts);
   const long long base = (static_cast<long long>(seq) * a.n_heads + h) * a.max_parts;
   float m = kAttnMinus;
   for (int p = 0; p < n_parts; ++p) m = attn_max(m, a.part_ml[2 * (base + p)]);
-  float l = 0.0f, o = 0.0f;
+  float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (int p = 0; p < n_parts; ++p) {
     const float w = fast_exp2(a.part_ml[2 * (base + p)] - m);
     l += w * a.part_ml[2 * (base + p) + 1];
-    o += w * a.part_out[(base + p) * kHeadDim + d];
+    const Vec<float, 16> v = load_vec<float, 16>(a.part_out + (base + p) * kHeadDim + d);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[e] += w * v.v[e];
   }
-  a.out[(static_cast<long long>(seq) * a.n_heads + h) * kHeadDim + d] = from_float<T>(l > 0.0f ? o / l : 0.0f);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) o[e] = l > 0.0f ? o[e] / l : 0.0f;
+  attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, static_cast<long long>(seq) * a.n_heads + h, d, o,
+                               active);
 }
 
 // ---- prefill / extend ------------------------------------------------------------

@@ -361,7 +361,7 @@ FT_DEVICE void quantize_x_q8(const QuantizeXArgs<T>& a) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) v[j] = 0.0f;
   }
-  quantize_q8_part<kK, kPer>(v, active, a.out, a.m, row, k0);
+  quantize_q8_part<kPer>(v, active, a.out, a.m, kK, row, k0);
 }
 
 // Sums acc over the block (wave sums, then one LDS slot per wave) and stores

@@ -46,11 +46,11 @@ FT_DEVICE int pack_i8x4(float a, float b, float c, float d) {
 }
 
 // Writes one 32-element block's scale and sum: block b of row `row` in a
-// buffer of m rows of kK elements.
-template <int kK>
-FT_DEVICE void store_q8_scales(ft_u8* buf, int m, int row, int b, float amax, int qsum) {
-  constexpr int kBlocks = kK / 32;
-  float* d = reinterpret_cast<float*>(buf + static_cast<long long>(m) * kK);
+// buffer of m rows of k elements (k a multiple of 32; a compile-time constant
+// at most call sites, which folds it).
+FT_DEVICE void store_q8_scales(ft_u8* buf, int m, int k, int row, int b, float amax, int qsum) {
+  const int kBlocks = k / 32;
+  float* d = reinterpret_cast<float*>(buf + static_cast<long long>(m) * k);
   const float scale = amax * (1.0f / 127.0f);
   d[row * kBlocks + b] = scale;
   d[m * kBlocks + row * kBlocks + b] = static_cast<float>(qsum) * scale;
@@ -58,14 +58,14 @@ FT_DEVICE void store_q8_scales(ft_u8* buf, int m, int row, int b, float amax, in
 
 // One lane's kPer values v (elements k0.. of row `row`, k0 a multiple of
 // kPer) of a 32-element block held by 32 / kPer neighbouring lanes, into the
-// buffer (m rows of kK elements): the lanes meet by shuffles for the block's
+// buffer (m rows of k elements): the lanes meet by shuffles for the block's
 // amax and sum, each stores its int8s, the block's first lane the scale and
 // sum. Every lane of the wave calls it (the shuffles need them all); lanes
 // with active == false hold no elements, and a block's lanes are all active
 // or all not.
-template <int kK, int kPer>
-FT_DEVICE void quantize_q8_part(const float (&v)[kPer], bool active, ft_u8* buf, int m, int row, int k0) {
-  static_assert(kK % 32 == 0 && 32 % kPer == 0 && kPer % 4 == 0, "whole 32-element blocks of whole ints");
+template <int kPer>
+FT_DEVICE void quantize_q8_part(const float (&v)[kPer], bool active, ft_u8* buf, int m, int k, int row, int k0) {
+  static_assert(32 % kPer == 0 && kPer % 4 == 0, "whole 32-element blocks of whole ints");
   constexpr int kLanes = 32 / kPer;
   float amax = 0.0f;
 #pragma unroll
@@ -84,8 +84,8 @@ FT_DEVICE void quantize_q8_part(const float (&v)[kPer], bool active, ft_u8* buf,
 #pragma unroll
   for (int mask = 1; mask < kLanes; mask <<= 1) sum += shfl_xor(sum, mask);
   if (!active) return;
-  store_vec<int, kPer>(reinterpret_cast<int*>(buf + static_cast<long long>(row) * kK + k0), q);
-  if (k0 % 32 == 0) store_q8_scales<kK>(buf, m, row, k0 / 32, amax, static_cast<int>(sum));
+  store_vec<int, kPer>(reinterpret_cast<int*>(buf + static_cast<long long>(row) * k + k0), q);
+  if (k0 % 32 == 0) store_q8_scales(buf, m, k, row, k0 / 32, amax, static_cast<int>(sum));
 }
 
 }  // namespace ft

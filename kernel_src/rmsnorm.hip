@@ -84,7 +84,7 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
       float v[kPerVec];
 #pragma unroll
       for (int j = 0; j < kPerVec; ++j) v[j] = active ? to_float(o.v[j]) : 0.0f;
-      quantize_q8_part<kHidden, kPerVec>(v, active, a.q8, a.rows, row, vi * kPerVec);
+      quantize_q8_part<kPerVec>(v, active, a.q8, a.rows, kHidden, row, vi * kPerVec);
     }
   }
 }

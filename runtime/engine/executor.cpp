@@ -124,13 +124,17 @@ class ExecutorImpl final : public Executor {
     if (widest > 0) {
       FT_ASSIGN_OR_RETURN(part_, alloc(T * widest * es));
     }
-    // The normed hidden state quantized by the norm itself for quantized
-    // q|k|v and gate|up GEMVs (decode steps of up to kMaxOverlapRows rows).
+    // x quantized by the kernel that writes it, for quantized GEMVs in decode
+    // steps of up to kMaxOverlapRows rows: the normed hidden state for
+    // q|k|v and gate|up (by the norm), the attention output for o.
     bool reads_q8 = false;
     for (const Layer& l : layers_)
-      reads_q8 = reads_q8 || matmul_reads_q8(ops_, l.qkv.parts, 1) || matmul_reads_q8(ops_, l.gate_up.parts, 1);
+      reads_q8 = reads_q8 || matmul_reads_q8(ops_, l.qkv.parts, 1) || matmul_reads_q8(ops_, l.gate_up.parts, 1) ||
+                 matmul_reads_q8(ops_, std::span(&l.o, 1), 1);
     if (reads_q8) {
-      FT_ASSIGN_OR_RETURN(q8_, alloc(matmul_q8_bytes(static_cast<int>(std::min<size_t>(T, kMaxOverlapRows)), H)));
+      const int rows = static_cast<int>(std::min<size_t>(T, kMaxOverlapRows));
+      FT_ASSIGN_OR_RETURN(q8_, alloc(std::max(matmul_q8_bytes(rows, static_cast<int>(H)),
+                                              matmul_q8_bytes(rows, static_cast<int>(c_.num_heads * c_.head_dim)))));
     }
     FT_ASSIGN_OR_RETURN(last_, alloc(S * H * es));
     FT_ASSIGN_OR_RETURN(logits_, alloc(S * padded_vocab_ * es));
@@ -331,9 +335,10 @@ class ExecutorImpl final : public Executor {
 
   // Where the norm before projection p writes its output quantized, when p's
   // matmul at T rows reads it so; else none.
-  DeviceBuffer norm_q8(const Projection& p, int T) const {
-    return q8_.ptr && T <= kMaxOverlapRows && matmul_reads_q8(ops_, p.parts, T) ? q8_ : DeviceBuffer{};
+  DeviceBuffer norm_q8(std::span<const WeightView> parts, int T) const {
+    return q8_.ptr && T <= kMaxOverlapRows && matmul_reads_q8(ops_, parts, T) ? q8_ : DeviceBuffer{};
   }
+  DeviceBuffer norm_q8(const Projection& p, int T) const { return norm_q8(p.parts, T); }
 
   // The transformer layers and the final norm over T staged tokens; h_ holds
   // the normed last hidden states.
@@ -356,13 +361,15 @@ class ExecutorImpl final : public Executor {
       FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
       FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
                                                l.k_norm, q_, kv_, l.k_cache, l.v_cache));
+      // Decode attention writes its output quantized too when the o GEMV reads it so.
+      const DeviceBuffer o_q8 = decode_only ? norm_q8(std::span(&l.o, 1), T) : DeviceBuffer{};
       if (decode_only)
         FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, q_, l.k_cache, l.v_cache, tables, context_lens,
-                                            workspace_, attn_));
+                                            workspace_, attn_, o_q8));
       else
         FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start, l.k_cache, l.v_cache, tables,
                                              context_lens, attn_));
-      FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_));
+      FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8));
       FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
       FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
       FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));

@@ -113,8 +113,11 @@ Status check_gpu_attention(const char* op, DType dtype, const AttentionShape& s,
 
 Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
                      DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables, DeviceBuffer context_lens,
-                     DeviceBuffer workspace, DeviceBuffer out) {
+                     DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8) {
   FT_RETURN_IF_ERROR(check_gpu_attention("attention_decode", dtype, s, kv));
+  if (out_q8.ptr && out_q8.bytes < gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim))
+    return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: the quantized output needs {} bytes, has {}",
+                    gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim), out_q8.bytes);
   const TargetFacts& t = ctx.facts();
   const int group = s.n_heads / kv.n_kv_heads;
   const int partition = t.tiles.attn.decode_partition;
@@ -129,14 +132,17 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
   struct {
     uint64_t q, k_cache, v_cache, block_tables, context_lens, part_out, part_ml, out;
     float scale_log2;
-    int n_heads, n_kv_heads, max_blocks, max_parts, direct;
+    int n_heads, n_kv_heads, max_blocks, max_parts, direct, n_seqs;
+    uint64_t q8;
   } args{q.ptr,          k_cache.ptr,
          v_cache.ptr,    block_tables.ptr,
          context_lens.ptr, workspace.ptr,
          workspace.ptr + out_floats * sizeof(float), out.ptr,
          s.scale * kLog2e, s.n_heads,
          kv.n_kv_heads,  s.max_blocks_per_seq,
-         parts,          parts == 1 ? 1 : 0};
+         parts,          parts == 1 ? 1 : 0,
+         s.n_seqs,       out_q8.ptr};
+  static_assert(sizeof args == 104, "the layout of DecodeArgs<T>");
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(parts);
   dims.grid[1] = static_cast<unsigned>(s.n_seqs * kv.n_kv_heads);
@@ -148,8 +154,9 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
   // Mirrors DecodeReduceArgs<T>.
   struct {
     uint64_t part_out, part_ml, context_lens, out;
-    int n_heads, max_parts, partition;
-  } rargs{args.part_out, args.part_ml, context_lens.ptr, out.ptr, s.n_heads, parts, partition};
+    int n_heads, max_parts, partition, n_seqs;
+    uint64_t q8;
+  } rargs{args.part_out, args.part_ml, context_lens.ptr, out.ptr, s.n_heads, parts, partition, s.n_seqs, out_q8.ptr};
   LaunchDims rdims;
   rdims.grid[0] = static_cast<unsigned>(s.n_heads);
   rdims.grid[1] = static_cast<unsigned>(s.n_seqs);
@@ -194,13 +201,15 @@ size_t attention_decode_workspace_bytes(const AttentionShape& s, const KvLayout&
 
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
                         DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables,
-                        DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out) {
+                        DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8) {
   FT_RETURN_IF_ERROR(check_attention("attention_decode", dtype, s, kv, q, k_cache, v_cache, block_tables,
                                      context_lens, out));
   if (s.n_q_tokens != s.n_seqs)
     return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: {} query tokens for {} sequences", s.n_q_tokens, s.n_seqs);
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("attention_decode", dtype));
+    if (out_q8.ptr)
+      return FT_ERROR(ErrorCode::kUnsupported, "attention_decode: the quantized output is for GPU GEMVs only");
     std::vector<int32_t> q_start(static_cast<size_t>(s.n_seqs) + 1);
     for (int i = 0; i <= s.n_seqs; ++i) q_start[i] = i;
     FT_RETURN_IF_ERROR(check_cpu_tables("attention_decode", s, kv, q_start.data(), host_ptr<const int32_t>(block_tables),
@@ -210,7 +219,7 @@ Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, co
                         host_ptr<const int32_t>(context_lens), host_ptr<float>(out));
     return Status();
   }
-  return launch_decode(ctx, dtype, s, kv, q, k_cache, v_cache, block_tables, context_lens, workspace, out);
+  return launch_decode(ctx, dtype, s, kv, q, k_cache, v_cache, block_tables, context_lens, workspace, out, out_q8);
 }
 
 Status attention_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,

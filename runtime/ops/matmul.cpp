@@ -48,22 +48,6 @@ Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
   return Status();
 }
 
-// x (or gate(x) * up) to int8 with per-32 scales, into scratch: what the
-// quantized GEMV reads (kernel_src/gemv.hip's quantize_x_q8).
-Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x, int m, std::optional<GatedAct> gate) {
-  FT_ASSIGN_OR_RETURN(DeviceBuffer q8, ctx.scratch(gemv_quantized_x_bytes(m, k)));
-  FT_ASSIGN_OR_RETURN(KernelHandle qk, ctx.kernel(gemv_quantize_x_spec(act, k, gate)));
-  struct {
-    uint64_t x, out;
-    int m;
-  } qargs{x.ptr, q8.ptr, m};  // mirrors kernel_src/gemv.hip's QuantizeXArgs<T>
-  LaunchDims qdims;
-  const int per_thread = 16 / static_cast<int>(dtype_size(act));  // one 16-byte load of x each
-  qdims.grid[0] = static_cast<unsigned>((m * (k / per_thread) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
-  qdims.block[0] = kGemvQuantizeThreads;
-  FT_RETURN_IF_ERROR(ctx.backend().launch(qk, qdims, &qargs, sizeof qargs));
-  return q8;
-}
 
 // One GEMV: x is the activations for dense weights and the quantized x for
 // quantized ones; y rows are ldy elements apart.
@@ -112,6 +96,21 @@ Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, 
 }
 
 }  // namespace
+
+Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x, int m, std::optional<GatedAct> gate) {
+  FT_ASSIGN_OR_RETURN(DeviceBuffer q8, ctx.scratch(gemv_quantized_x_bytes(m, k)));
+  FT_ASSIGN_OR_RETURN(KernelHandle qk, ctx.kernel(gemv_quantize_x_spec(act, k, gate)));
+  struct {
+    uint64_t x, out;
+    int m;
+  } qargs{x.ptr, q8.ptr, m};  // mirrors kernel_src/gemv.hip's QuantizeXArgs<T>
+  LaunchDims qdims;
+  const int per_thread = 16 / static_cast<int>(dtype_size(act));  // one 16-byte load of x each
+  qdims.grid[0] = static_cast<unsigned>((m * (k / per_thread) + kGemvQuantizeThreads - 1) / kGemvQuantizeThreads);
+  qdims.block[0] = kGemvQuantizeThreads;
+  FT_RETURN_IF_ERROR(ctx.backend().launch(qk, qdims, &qargs, sizeof qargs));
+  return q8;
+}
 
 Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const float* x, int m, float* y,
                         const float* bias) {

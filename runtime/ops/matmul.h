@@ -11,6 +11,7 @@
 // dequantizes a row at a time and accumulates in f32.
 #pragma once
 
+#include <optional>
 #include <span>
 
 #include "runtime/base/dtype.h"
@@ -41,6 +42,10 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
 // x may write it quantized (matmul_q8_bytes(m, k) bytes) and pass it as x_q8.
 bool matmul_reads_q8(const OpContext& ctx, std::span<const WeightView> parts, int m);
 size_t matmul_q8_bytes(int m, int k);
+// x [m, k] (or gate(x) * up from [m, 2k] gate_up rows) quantized as the
+// quantized GEMV reads it, into the context's scratch (GPUs): what every q8
+// producer must equal bit for bit.
+Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x, int m, std::optional<GatedAct> gate);
 
 // y[m, n] = (gate(gate_up[:, :k]) * gate_up[:, k:]) * W[n, k]^T: the gated
 // activation and the down projection. On the GEMV path (GPU, m <= 8) the

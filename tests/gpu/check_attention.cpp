@@ -4,8 +4,10 @@
 // head_dim 64/128, against the CPU references.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "runtime/ops/attention.h"
+#include "runtime/ops/matmul.h"
 #include "runtime/ops/rope.h"
 #include "tests/gpu/device_data.h"
 #include "tests/gpu/op_check.h"
@@ -89,8 +91,10 @@ struct Batch {
   std::vector<int32_t> ctx, q_len;
 };
 
+// With q8 (decode), the attention also writes its output quantized for the
+// o GEMV: those bytes must equal, bit for bit, quantize_x of the output.
 Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_dim, int n_heads, int n_kv,
-                               const Batch& batch, std::mt19937& rng) {
+                               const Batch& batch, std::mt19937& rng, bool q8 = false) {
   const int bs = 16, n_seqs = static_cast<int>(batch.ctx.size());
   AttentionShape s;
   s.n_seqs = n_seqs;
@@ -130,7 +134,23 @@ Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_d
   FT_ASSIGN_OR_RETURN(DeviceBuffer dout, o.poisoned(q.size() * dtype_size(dt)));
   if (decode) {
     FT_ASSIGN_OR_RETURN(DeviceBuffer ws, o.poisoned(attention_decode_workspace_bytes(s, kv)));
-    FT_RETURN_IF_ERROR(attention_decode(ctx, dt, s, kv, dq, dk, dv, dtab, dctx, ws, dout));
+    const int width = n_heads * head_dim;
+    DeviceBuffer dq8;
+    if (q8) {
+      FT_ASSIGN_OR_RETURN(dq8, o.poisoned(matmul_q8_bytes(n_seqs, width)));
+    }
+    FT_RETURN_IF_ERROR(attention_decode(ctx, dt, s, kv, dq, dk, dv, dtab, dctx, ws, dout, dq8));
+    if (q8) {
+      FT_ASSIGN_OR_RETURN(DeviceBuffer self, quantize_x(ctx, dt, width, dout, n_seqs, std::nullopt));
+      std::vector<uint8_t> got(matmul_q8_bytes(n_seqs, width)), want(got.size());
+      FT_RETURN_IF_ERROR(b.synchronize());
+      FT_RETURN_IF_ERROR(b.copy_to_host(got.data(), dq8, got.size()));
+      FT_RETURN_IF_ERROR(b.copy_to_host(want.data(), self, want.size()));
+      for (size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i])
+          return FT_ERROR(ErrorCode::kInternal, "q8 byte {} of {}: {} from the attention, {} from quantize_x", i,
+                          got.size(), got[i], want[i]);
+    }
   } else {
     FT_RETURN_IF_ERROR(attention_prefill(ctx, dt, s, kv, dq, dqs, dk, dv, dtab, dctx, dout));
   }
@@ -174,9 +194,13 @@ std::vector<CheckCase> check_attention(OpContext& ctx, std::mt19937& rng) {
     for (int d : {64, 128})
       for (auto [h, kvh] : {std::pair{32, 8}, {32, 32}, {32, 4}, {28, 4}}) {
         if (dt == DType::kF32 && (h == 28 || d == 64)) continue;
-        for (const Batch* bt : std::initializer_list<const Batch*>{&ragged, &single, &short_one})
-          cases.push_back(make_case("attn_decode", dt, fmt::format("{}/{}x{} {}", h, kvh, d, batch_text(*bt)),
-                                    check_attention(ctx, dt, true, d, h, kvh, *bt, rng)));
+        for (const Batch* bt : std::initializer_list<const Batch*>{&ragged, &single, &short_one}) {
+          // bf16 also writes the quantized output (the executor's decode path for quantized o weights).
+          const bool q8 = dt == DType::kBF16;
+          cases.push_back(make_case(q8 ? "attn_decode_q8" : "attn_decode", dt,
+                                    fmt::format("{}/{}x{} {}", h, kvh, d, batch_text(*bt)),
+                                    check_attention(ctx, dt, true, d, h, kvh, *bt, rng, q8)));
+        }
       }
 
   // Prefill and extend: a fresh prompt, extends after cached tokens (short
