@@ -89,45 +89,6 @@ FT_DEVICE ft_u32 float_bits(float f) { return __float_as_uint(f); }
 FT_DEVICE float bits_float(ft_u32 u) { return __uint_as_float(u); }
 #endif
 
-// ---- Counting blocks in and coherent loads ----------------------------------------
-// Device-wide arrival counting between blocks of one launch: after a
-// sync_threads() that follows the block's global stores, one thread adds 1 to
-// *c and gets the old count. The add releases the block's stores (the barrier
-// orders them before it) and acquires those of the blocks counted before, so
-// the block that sees the last count may read everything they stored, with
-// load_coherent (which reads past the non-coherent per-CU/SM caches).
-FT_DEVICE unsigned arrive_count(unsigned* c) {
-#if defined(FT_AMD)
-#ifndef __HIP_MEMORY_SCOPE_AGENT
-#define __HIP_MEMORY_SCOPE_AGENT 3
-#endif
-  return __hip_atomic_fetch_add(c, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
-#else
-  unsigned old;
-  asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");  // FT_NVIDIA only
-  return old;
-#endif
-}
-
-// kN values of T (f32, or a 16-bit type with a `bits` member) from p,
-// 4-byte aligned, read from the device-coherent level: volatile 32-bit loads.
-template <typename T, int kN>
-FT_DEVICE void load_coherent(const T* p, T (&out)[kN]) {
-  static_assert((kN * sizeof(T)) % 4 == 0, "whole 32-bit words");
-  const volatile ft_u32* q = reinterpret_cast<const volatile ft_u32*>(p);
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int j = 0; j < kN; ++j) out[j] = bits_float(q[j]);
-  } else {
-#pragma unroll
-    for (int j = 0; j < kN; j += 2) {
-      const ft_u32 w = q[j / 2];
-      out[j].bits = static_cast<ft_u16>(w & 0xFFFFu);
-      out[j + 1].bits = static_cast<ft_u16>(w >> 16);
-    }
-  }
-}
-
 // ---- Storage types: bf16 and f16 as 16-bit payloads ---------------------------
 // Kernels compute in f32 and store 16-bit values; conversion happens at the
 // load and store edges only.

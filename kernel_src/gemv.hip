@@ -49,14 +49,6 @@ struct GemvArgs {
   int m;            // rows of x, 1..kM
   int ldy;          // y's row stride (n, or more when weights side by side share y)
   long long wblocks;  // blocks in the weight buffer (the device layout's planes span them all)
-  // Quantized weights only, when act_q8 is set: y is a gate_up row (gate
-  // outputs [0, inter), up outputs [inter, 2 inter)) and the launch also
-  // writes act(gate) * up quantized for the down projection (quant_x.h's
-  // buffer of m rows of inter), see gemv_gated_q8 below.
-  ft_u8* act_q8;
-  unsigned* arrivals;  // [inter / 32] counters, zero before the launch and left zero
-  int inter;
-  int act;             // 0: SiLU, 1: GELU-tanh
 };
 
 // ---- The x input ---------------------------------------------------------------
@@ -372,47 +364,6 @@ FT_DEVICE void quantize_x_q8(const QuantizeXArgs<T>& a) {
   quantize_q8_part<kPer>(v, active, a.out, a.m, kK, row, k0);
 }
 
-// The gated activation of a gate_up GEMV's output, quantized in the same
-// launch (act_q8 set): the down projection then starts on it with no
-// activation or quantization kernel of its own. A 32-wide column group of
-// the activation needs 32 gate and 32 up outputs, i.e. 64 / kRows blocks;
-// each block counts itself in when its outputs are stored, and the last of
-// the group computes act(gate) * up from y, rounded to T, and quantizes it
-// exactly as quantize_x_q8<XGated> would (the same values and helper). The
-// counter is reset by that last block, so it is zero for the next launch.
-constexpr int kGatedQ8MaxM = 2;  // runtime/ops/matmul.cpp's matmul_writes_gated_q8 mirrors it
-template <typename T, int kM, int kRows, int kThreads>
-FT_DEVICE void gemv_gated_q8(const GemvArgs<T>& a, int row0) {
-  static_assert(32 % kRows == 0 && kThreads >= 8 * kM, "a block's rows lie in one column group; 8 lanes per row");
-  __shared__ int s_last;
-  const int group = (row0 < a.inter ? row0 : row0 - a.inter) / 32;
-  sync_threads();  // the block's y stores are issued
-  if (thread_x() == 0) {
-    const bool last = arrive_count(a.arrivals + group) == 2 * 32 / kRows - 1;
-    if (last) a.arrivals[group] = 0u;
-    s_last = last ? 1 : 0;
-  }
-  sync_threads();
-  if (!s_last) return;
-  // Lane i: row i / 8, elements 4 (i % 8).. of the group.
-  const int i = thread_x(), m = i / 8;
-  const bool active = m < a.m;
-  const int row = active ? m : 0, k0 = 32 * group + 4 * (i % 8);
-  float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  if (active) {
-    const T* gate = a.y + static_cast<long long>(row) * a.ldy + k0;
-    T g[4], u[4];
-    load_coherent<T, 4>(gate, g);
-    load_coherent<T, 4>(gate + a.inter, u);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float gf = to_float(g[j]);
-      v[j] = to_float(from_float<T>((a.act == 0 ? SiluOp::apply(gf) : GeluTanhOp::apply(gf)) * to_float(u[j])));
-    }
-  }
-  quantize_q8_part<4>(v, active, a.act_q8, a.m, a.inter, row, k0);
-}
-
 // Sums acc over the block (wave sums, then one LDS slot per wave) and stores
 // the kM x kRows outputs of this block.
 template <typename T, int kM, int kRows, int kWaves>
@@ -428,13 +379,13 @@ FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows
     }
   sync_threads();
   const int i = thread_x();
+  if (i >= kOut) return;
   const int m = i / kRows, row = row0 + i % kRows;
-  if (i < kOut && m < a.m && row < a.n) {
-    float v = a.bias ? to_float(a.bias[row]) : 0.0f;
+  if (m >= a.m || row >= a.n) return;
+  float v = a.bias ? to_float(a.bias[row]) : 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWaves; ++w) v += partial[w][i];
-    a.y[static_cast<long long>(m) * a.ldy + row] = from_float<T>(v);
-  }
+  for (int w = 0; w < kWaves; ++w) v += partial[w][i];
+  a.y[static_cast<long long>(m) * a.ldy + row] = from_float<T>(v);
 }
 
 // ---- Kernels -------------------------------------------------------------------
@@ -581,11 +532,6 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
-  // Uniform over the launch. Batch buckets of 1 and 2 only (m = 8 with it
-  // took Q4_K on sm_89 from 80 registers to 96 and a spill).
-  if constexpr (kM <= kGatedQ8MaxM) {
-    if (a.act_q8) gemv_gated_q8<T, kM, kRows, kThreads>(a, row0);
-  }
 }
 
 }  // namespace ft

@@ -136,17 +136,6 @@ class ExecutorImpl final : public Executor {
       FT_ASSIGN_OR_RETURN(q8_, alloc(std::max(matmul_q8_bytes(rows, static_cast<int>(H)),
                                               matmul_q8_bytes(rows, static_cast<int>(c_.num_heads * c_.head_dim)))));
     }
-    bool gated_q8 = false;
-    for (const Layer& l : layers_)
-      gated_q8 = gated_q8 || (matmul_writes_gated_q8(ops_, l.gate_up.parts, 1) &&
-                              matmul_reads_q8(ops_, std::span(&l.down, 1), 1));
-    if (gated_q8) {
-      const int rows = static_cast<int>(std::min<size_t>(T, kMaxOverlapRows));
-      const int inter = static_cast<int>(c_.intermediate_size);
-      FT_ASSIGN_OR_RETURN(act_q8_, alloc(matmul_q8_bytes(rows, inter)));
-      FT_ASSIGN_OR_RETURN(arrivals_, alloc(matmul_gated_q8_arrival_bytes(inter)));
-      FT_RETURN_IF_ERROR(b_.fill_bytes(arrivals_, 0));
-    }
     FT_ASSIGN_OR_RETURN(last_, alloc(S * H * es));
     FT_ASSIGN_OR_RETURN(logits_, alloc(S * padded_vocab_ * es));
     plan_step_inputs();
@@ -350,12 +339,6 @@ class ExecutorImpl final : public Executor {
     return q8_.ptr && T <= kMaxOverlapRows && matmul_reads_q8(ops_, parts, T) ? q8_ : DeviceBuffer{};
   }
   DeviceBuffer norm_q8(const Projection& p, int T) const { return norm_q8(p.parts, T); }
-  GatedQ8Out gated_q8(const Layer& l, int T) const {
-    if (!act_q8_.ptr || T > kMaxOverlapRows || !matmul_writes_gated_q8(ops_, l.gate_up.parts, T) ||
-        !matmul_reads_q8(ops_, std::span(&l.down, 1), T))
-      return {};
-    return GatedQ8Out{GatedAct::kSilu, act_q8_, arrivals_};
-  }
 
   // The transformer layers and the final norm over T staged tokens; h_ holds
   // the normed last hidden states.
@@ -388,10 +371,8 @@ class ExecutorImpl final : public Executor {
                                              context_lens, attn_));
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8));
       FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
-      // The gate_up GEMV writes the activation quantized when the down GEMV reads it so.
-      const GatedQ8Out gated = gated_q8(l, T);
-      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8, gated));
-      FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_, gated.q8));
+      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
+      FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
       if (hidden_dump_) FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
     }
     return add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_);
@@ -597,9 +578,8 @@ class ExecutorImpl final : public Executor {
   }
 
   // y[T, sum of parts' n] = x * [parts]^T (+ bias).
-  Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y, DeviceBuffer x_q8 = {},
-                 const GatedQ8Out& gated = {}) {
-    return matmul_stacked(ops_, act_, p.parts, x, T, y, p.bias, part_, x_q8, gated);
+  Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y, DeviceBuffer x_q8 = {}) {
+    return matmul_stacked(ops_, act_, p.parts, x, T, y, p.bias, part_, x_q8);
   }
 
   // A 1-D tensor (norm weight, bias) in the activation dtype.
@@ -642,7 +622,6 @@ class ExecutorImpl final : public Executor {
   DeviceBuffer output_norm_, inv_freq_;
   std::vector<Layer> layers_;
   DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, q8_, last_, logits_;
-  DeviceBuffer act_q8_, arrivals_;  // the gated activation quantized by the gate_up GEMV (GatedQ8Out)
   DeviceBuffer step_in_, ids_out_, workspace_;
   StepLayout in_{};
   std::vector<int32_t> staging_;  // host copy of step_in_

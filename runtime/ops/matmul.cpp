@@ -52,7 +52,7 @@ Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
 // One GEMV: x is the activations for dense weights and the quantized x for
 // quantized ones; y rows are ldy elements apart.
 Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
-                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt, const GatedQ8Out& gated = {}) {
+                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt) {
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket, gate)));
@@ -61,11 +61,7 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
     uint64_t x, w, y, bias;
     int n, m, ldy;
     long long wblocks;
-    uint64_t act_q8, arrivals;
-    int inter, act;
-  } args{x.ptr,      w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w)),
-         gated.q8.ptr, gated.arrivals.ptr, w.n / 2, gated.act == GatedAct::kSilu ? 0 : 1};
-  static_assert(sizeof args == 80, "the layout of GemvArgs<T>");
+  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w))};
   const int rows_per_block = gemv_rows_per_block(t, bucket);
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>((w.n + rows_per_block - 1) / rows_per_block);
@@ -76,8 +72,7 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
 // The GEMV path for weights side by side on one x: x quantized once (unless
 // the caller passes it quantized) for all quantized parts.
 Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m, DeviceBuffer y,
-                  DeviceBuffer bias, DeviceBuffer x_q8, std::optional<GatedAct> gate = std::nullopt,
-                  const GatedQ8Out& gated = {}) {
+                  DeviceBuffer bias, DeviceBuffer x_q8, std::optional<GatedAct> gate = std::nullopt) {
   int total = 0;
   bool any_quantized = false;
   for (const WeightView& w : parts) {
@@ -94,7 +89,7 @@ Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, 
     const bool q = gemv_quantized(w.type);
     DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};
     FT_RETURN_IF_ERROR(launch_gemv(ctx, act, w, q ? x_q8 : x, m, slice(y, col * es, y.bytes - col * es), total, b,
-                                   q ? std::nullopt : gate, gated));
+                                   q ? std::nullopt : gate));
     col += w.n;
   }
   return Status();
@@ -174,18 +169,6 @@ bool matmul_reads_q8(const OpContext& ctx, std::span<const WeightView> parts, in
 
 size_t matmul_q8_bytes(int m, int k) { return gemv_quantized_x_bytes(m, k); }
 
-bool matmul_writes_gated_q8(const OpContext& ctx, std::span<const WeightView> gate_up, int m) {
-  // The GEMV has the epilogue at m buckets 1 and 2 (kernel_src/gemv.hip's kGatedQ8MaxM).
-  if (ctx.on_cpu() || m <= 0 || m > 2 || gate_up.size() != 1) return false;
-  const WeightView& w = gate_up[0];
-  const int rows = gemv_rows_per_block(ctx.facts(), gemv_m_bucket(m));
-  // Whole 32-wide groups of gate and of up, each block's rows inside one.
-  return gemv_supports(w.type) && gemv_quantized(w.type) && w.n % 64 == 0 && 32 % rows == 0 &&
-         ctx.facts().tiles.gemv.block_threads >= 8 * gemv_m_bucket(m);
-}
-
-size_t matmul_gated_q8_arrival_bytes(int inter) { return static_cast<size_t>(inter / 32) * 4; }
-
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
               DeviceBuffer bias, DeviceBuffer x_q8) {
   FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
@@ -200,20 +183,8 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
 }
 
 Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
-                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8,
-                      const GatedQ8Out& gated) {
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8) {
   if (parts.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no weights");
-  if (gated.q8.ptr) {
-    if (!matmul_writes_gated_q8(ctx, parts, m))
-      return FT_ERROR(ErrorCode::kUnsupported, "matmul: no gated q8 output for these weights at m = {}", m);
-    const int inter = parts[0].n / 2;
-    if (gated.q8.bytes < matmul_q8_bytes(m, inter) || gated.arrivals.bytes < matmul_gated_q8_arrival_bytes(inter))
-      return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: gated q8 buffers of {} and {} bytes for m = {}, inter = {}",
-                      gated.q8.bytes, gated.arrivals.bytes, m, inter);
-    FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", parts[0]));
-    FT_RETURN_IF_ERROR(check_buffers(act, m, parts[0].k, parts[0].n, x, y, bias));
-    return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8, std::nullopt, gated);
-  }
   int total = 0, widest = 0;
   for (const WeightView& w : parts) {
     FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
@@ -240,16 +211,14 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
 }
 
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
-                    DeviceBuffer y, DeviceBuffer tmp, DeviceBuffer x_q8) {
+                    DeviceBuffer y, DeviceBuffer tmp) {
   FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
   const size_t es = dtype_size(act);
   if (!ctx.on_cpu() && m > 0 && m <= kMaxGemvRows && gemv_supports(w.type)) {
     if (gate_up.bytes < 2 * static_cast<size_t>(m) * w.k * es || y.bytes < static_cast<size_t>(m) * w.n * es)
       return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: buffers too small for [{}, 2 x {}] x [{}, {}]^T", m, w.k,
                       w.n, w.k);
-    if (x_q8.ptr && x_q8.bytes < matmul_q8_bytes(m, w.k))
-      return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: quantized x of {} bytes for [{}, {}]", x_q8.bytes, m, w.k);
-    return gemv_parts(ctx, act, {&w, 1}, gate_up, m, y, {}, x_q8, gate);
+    return gemv_parts(ctx, act, {&w, 1}, gate_up, m, y, {}, {}, gate);
   }
   FT_RETURN_IF_ERROR(gated_act(ctx, act, gate, m, w.k, gate_up, tmp));
   return matmul(ctx, act, w, tmp, m, y);

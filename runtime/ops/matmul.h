@@ -34,23 +34,8 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
 // path quantizes x once for every quantized part and each part writes its own
 // columns of y; the other paths run each part into tmp ([m, widest n] of
 // act) and copy its columns.
-// With gated.q8 (GPUs; matmul_writes_gated_q8 says where), the one part is a
-// gate_up weight (gate rows, then as many up rows) and the GEMV also writes
-// act(gate) * up of its output quantized, as quantize_x(..., gate) would make
-// it, for the down projection (matmul_gated's x_q8): no activation or
-// quantization kernel in between. `arrivals` is scratch of
-// matmul_gated_q8_arrival_bytes(inter) that must be zero before the first
-// such launch; every launch leaves it zero.
-struct GatedQ8Out {
-  GatedAct act = GatedAct::kSilu;
-  DeviceBuffer q8;        // matmul_q8_bytes(m, inter)
-  DeviceBuffer arrivals;
-};
 Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
-                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {},
-                      const GatedQ8Out& gated = {});
-bool matmul_writes_gated_q8(const OpContext& ctx, std::span<const WeightView> gate_up, int m);
-size_t matmul_gated_q8_arrival_bytes(int inter);
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {});
 
 // Whether matmul / matmul_stacked on these weights at m rows reads a
 // quantized x (the GPU GEMV path with a quantized part): then a producer of
@@ -67,10 +52,8 @@ Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x
 // activation runs inside the matmul's x load, with no launch of its own and
 // the same result as the two ops (the product is rounded to `act` first);
 // otherwise gated_act() writes it to `tmp` ([m, k] of act) and matmul() follows.
-// x_q8: the activation already quantized (GatedQ8Out), used where the GEMV
-// path reads a quantized x.
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
-                    DeviceBuffer y, DeviceBuffer tmp, DeviceBuffer x_q8 = {});
+                    DeviceBuffer y, DeviceBuffer tmp);
 
 // The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
 // f32 and dotted with x in f32 (double accumulation). Multithreaded.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <tuple>
 
 #include "runtime/model/quantize.h"
 #include "runtime/ops/activation.h"
@@ -157,61 +156,6 @@ Result<double> check_stacked(OpContext& ctx, const std::vector<std::pair<GgmlTyp
   return r;
 }
 
-// A gate_up GEMV that also writes SiLU(gate) * up quantized (GatedQ8Out):
-// y against the CPU reference, and the q8 bytes equal, bit for bit, what
-// quantize_x makes of y. Three launches on fresh x: the arrival counters
-// must be left zero by each.
-Result<double> check_gated_q8(OpContext& ctx, GgmlType type, int m, int inter, int k, std::mt19937& rng) {
-  const DType act = DType::kBF16;
-  Backend& b = ctx.backend();
-  std::vector<DeviceBuffer> owned;
-  auto alloc = [&](size_t bytes) -> Result<DeviceBuffer> {
-    FT_ASSIGN_OR_RETURN(DeviceBuffer d, b.alloc(bytes));
-    owned.push_back(d);
-    return d;
-  };
-  auto run = [&]() -> Result<double> {
-    const int n = 2 * inter;
-    FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(type, n, k, rng));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dw, alloc(wbytes.size()));
-    FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, type, wbytes, dw));
-    const WeightView w{type, n, k, dw, layout};
-    if (!matmul_writes_gated_q8(ctx, {&w, 1}, m))
-      return FT_ERROR(ErrorCode::kInternal, "no gated q8 output for {} at m = {}", ggml_type_name(type), m);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dx, alloc(static_cast<size_t>(m) * k * 2));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dy, alloc(static_cast<size_t>(m) * n * 2));
-    const size_t q8_bytes = matmul_q8_bytes(m, inter);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dq8, alloc(q8_bytes));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer arrivals, alloc(matmul_gated_q8_arrival_bytes(inter)));
-    FT_RETURN_IF_ERROR(b.fill_bytes(arrivals, 0));
-    double worst = 0;
-    for (int launch = 0; launch < 3; ++launch) {
-      auto x = random_values(static_cast<size_t>(m) * k, act, rng, 2.0f);
-      FT_RETURN_IF_ERROR(b.copy_to_device(dx, encode(x, act).data(), x.size() * 2));
-      std::vector<float> ref(static_cast<size_t>(m) * n);
-      FT_RETURN_IF_ERROR(matmul_reference(type, wbytes.data(), n, k, x.data(), m, ref.data()));
-      FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
-      FT_RETURN_IF_ERROR(b.fill_bytes(dq8, 0xFF));
-      FT_RETURN_IF_ERROR(matmul_stacked(ctx, act, {&w, 1}, dx, m, dy, {}, {}, {}, {GatedAct::kSilu, dq8, arrivals}));
-      FT_ASSIGN_OR_RETURN(DeviceBuffer self, quantize_x(ctx, act, inter, dy, m, GatedAct::kSilu));
-      FT_RETURN_IF_ERROR(b.synchronize());
-      std::vector<uint8_t> got(q8_bytes), want(q8_bytes);
-      FT_RETURN_IF_ERROR(b.copy_to_host(got.data(), dq8, q8_bytes));
-      FT_RETURN_IF_ERROR(b.copy_to_host(want.data(), self, q8_bytes));
-      for (size_t i = 0; i < q8_bytes; ++i)
-        if (got[i] != want[i])
-          return FT_ERROR(ErrorCode::kInternal, "launch {}: q8 byte {} of {}: {} from the GEMV, {} from quantize_x",
-                          launch, i, q8_bytes, got[i], want[i]);
-      FT_ASSIGN_OR_RETURN(auto y, download(b, dy, act));
-      worst = std::max(worst, rel_l2(y, ref));
-    }
-    return worst;
-  };
-  Result<double> r = run();
-  for (DeviceBuffer d : owned) b.free(d);
-  return r;
-}
-
 }  // namespace
 
 std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
@@ -267,12 +211,6 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
         out.push_back(make_case(fmt::format("matmul_stacked{} {}", norm_q8 ? " norm_q8" : "", types), DType::kBF16,
                                 fmt::format("{}x{}", m, k), check_stacked(ctx, parts, m, k, m % 2 == 1, norm_q8, rng)));
       }
-  // The gate_up GEMV writing the gated activation quantized for the down
-  // projection (batch buckets 1 and 2).
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0})
-    for (auto [m, inter, k] : {std::tuple{1, 12288, 4096}, {2, 96, 256}, {1, 1024, 512}, {2, 3072, 1024}})
-      out.push_back(make_case(fmt::format("matmul gate_up gated_q8 {}", ggml_type_name(t)), DType::kBF16,
-                              fmt::format("{}x(2x{})x{}", m, inter, k), check_gated_q8(ctx, t, m, inter, k, rng)));
   for (const auto& c : cases) {
     // Quantized weights go through the int8 x quantization of the dot path
     // (4e-3 to 6e-3 relative L2 over many outputs), so f32 activations are held
