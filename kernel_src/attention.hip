@@ -157,8 +157,16 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
     return;
   }
   const int n_keys = attn_min(kPartition, ctx - start);
-  for (int i = tid; i < (n_keys + kBlockSize - 1) / kBlockSize; i += kThreads)
-    s_blocks[i] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
+  // The partition's block ids, loaded into registers now and stored to LDS
+  // after the RoPE below, so the two sets of loads are in flight together.
+  constexpr int kTabPerThread = (kPartition / kBlockSize + kThreads - 1) / kThreads;
+  const int n_tab = (n_keys + kBlockSize - 1) / kBlockSize;
+  int tab[kTabPerThread];
+#pragma unroll
+  for (int j = 0; j < kTabPerThread; ++j) {
+    const int i = tid + j * kThreads;
+    if (i < n_tab) tab[j] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
+  }
 
   // RoPE fused (a.qkv): one 32-lane group per head, the group's q heads into
   // LDS (as rounded to T, what the RoPE kernel would have stored), then on
@@ -185,8 +193,11 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
         h.store((j == kGroup ? a.k_cache : a.v_cache) + (static_cast<long long>(slot) * n_kv + kvh) * kHeadDim);
       }
     }
-    sync_threads();
   }
+#pragma unroll
+  for (int j = 0; j < kTabPerThread; ++j)
+    if (tid + j * kThreads < n_tab) s_blocks[tid + j * kThreads] = tab[j];
+  sync_threads();
 
   // q, pre-scaled so scores come out in log2 units.
   const int qk_sub = lane % kQkLanes;

@@ -178,7 +178,7 @@ if [ "$phase" = quant ]; then
   "$bin/gemv_bench" q4_K q6_K q8_0 | tee "$out/gemv_bench.txt" | tail -16 || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m"
-  for round in 1 2; do
+  for round in 1 2 3; do
     "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/this build: /' || status=1
     if [ -x "$bin/e2e_bench_base" ]; then
       "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/base build: /' || status=1
