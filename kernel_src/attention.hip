@@ -21,7 +21,6 @@
 //   The mma variant uses mma.sync m16n8k16 (NVIDIA); the fma variant is the
 //   portable f32 path (AMD today, and f32 everywhere).
 #include "quant_x.h"
-#include "rope_head.h"
 
 namespace ft {
 
@@ -52,8 +51,8 @@ __device__ constexpr int attn_cmax(int a, int b) { return a > b ? a : b; }
 template <typename T>
 struct DecodeArgs {
   const T* q;                // [n_seqs, n_heads, head_dim]
-  T* k_cache;                // [slots, n_kv_heads, head_dim]; written only with qkv (below)
-  T* v_cache;
+  const T* k_cache;          // [slots, n_kv_heads, head_dim]
+  const T* v_cache;
   const int* block_tables;   // [n_seqs, max_blocks]
   const int* context_lens;   // [n_seqs]
   float* part_out;           // [n_seqs, n_heads, max_parts, head_dim], unnormalized
@@ -68,20 +67,6 @@ struct DecodeArgs {
   int n_seqs;
   ft_u8* q8;                 // or null: `out` also quantized for the o projection (quant_x.h's
                              // buffer of n_seqs rows of n_heads * head_dim), by whichever kernel writes out
-  // With qkv set, the kernel also does rope_qk_norm_kv_write's work for the
-  // step (rope.hip: same helpers, same values): q comes from the raw qkv
-  // rows [n_seqs, (n_heads + 2 n_kv_heads) * head_dim] and is normed and
-  // rotated on load, and the block holding a sequence's newest position
-  // first writes that token's k (normed, rotated) and v to the cache slot.
-  const T* qkv;
-  const int* positions;      // [n_seqs]
-  const int* slots;          // [n_seqs], -1: no cache write (padding)
-  const float* inv_freq;     // [head_dim / 2]
-  const T* q_norm;           // [head_dim] or null (no q/k norm)
-  const T* k_norm;
-  float mscale;
-  float norm_eps;
-  int rope_neox;             // 1: NEOX pairs, 0: NORM pairs
 };
 
 // Stores 4 consecutive elements d.. of head `head` (global over the batch:
@@ -157,47 +142,8 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
     return;
   }
   const int n_keys = attn_min(kPartition, ctx - start);
-  // The partition's block ids, loaded into registers now and stored to LDS
-  // after the RoPE below, so the two sets of loads are in flight together.
-  constexpr int kTabPerThread = (kPartition / kBlockSize + kThreads - 1) / kThreads;
-  const int n_tab = (n_keys + kBlockSize - 1) / kBlockSize;
-  int tab[kTabPerThread];
-#pragma unroll
-  for (int j = 0; j < kTabPerThread; ++j) {
-    const int i = tid + j * kThreads;
-    if (i < n_tab) tab[j] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
-  }
-
-  // RoPE fused (a.qkv): one 32-lane group per head, the group's q heads into
-  // LDS (as rounded to T, what the RoPE kernel would have stored), then on
-  // the newest position's block the new k and v into the cache.
-  float* q_rot = smem;  // [kGroup][kHeadDim] until the scores pass
-  if (a.qkv) {
-    const int n_kv = a.n_kv_heads, slot = a.slots[seq], pos = a.positions[seq];
-    const T* src = a.qkv + static_cast<long long>(seq) * (a.n_heads + 2 * n_kv) * kHeadDim;
-    const bool newest = (ctx - 1) / kPartition == part;
-    const int jobs = kGroup + (newest && slot >= 0 ? 2 : 0);
-    const int lane32 = tid % kRopeGroupLanes;
-    for (int j = tid / kRopeGroupLanes; j < jobs; j += kThreads / kRopeGroupLanes) {
-      const int head = j < kGroup ? kvh * kGroup + j : a.n_heads + (j - kGroup) * n_kv + kvh;
-      RopeHead<T, kHeadDim> h(a.rope_neox != 0, lane32);
-      h.load(src + static_cast<long long>(head) * kHeadDim);
-      if (j <= kGroup) {  // q or k
-        if (a.q_norm) h.norm(j < kGroup ? a.q_norm : a.k_norm, a.norm_eps);
-        h.rotate(a.rope_neox != 0, lane32, pos, a.inv_freq, a.mscale);
-      }
-      if (j < kGroup) {
-        h.round();
-        h.store_f32(q_rot + j * kHeadDim);
-      } else {
-        h.store((j == kGroup ? a.k_cache : a.v_cache) + (static_cast<long long>(slot) * n_kv + kvh) * kHeadDim);
-      }
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < kTabPerThread; ++j)
-    if (tid + j * kThreads < n_tab) s_blocks[tid + j * kThreads] = tab[j];
-  sync_threads();
+  for (int i = tid; i < (n_keys + kBlockSize - 1) / kBlockSize; i += kThreads)
+    s_blocks[i] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
 
   // q, pre-scaled so scores come out in log2 units.
   const int qk_sub = lane % kQkLanes;
@@ -206,15 +152,9 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   for (int g = 0; g < kGroup; ++g) {
 #pragma unroll
     for (int v = 0; v < kQkVecs; ++v) {
-      const int d0 = (v * kQkLanes + qk_sub) * kVecElems;
-      if (a.qkv) {
+      const auto qv = load_vec<T, kVecBytes>(a.q + (head0 + g) * kHeadDim + (v * kQkLanes + qk_sub) * kVecElems);
 #pragma unroll
-        for (int e = 0; e < kVecElems; ++e) q[g][v * kVecElems + e] = q_rot[g * kHeadDim + d0 + e] * a.scale_log2;
-      } else {
-        const auto qv = load_vec<T, kVecBytes>(a.q + (head0 + g) * kHeadDim + d0);
-#pragma unroll
-        for (int e = 0; e < kVecElems; ++e) q[g][v * kVecElems + e] = to_float(qv.v[e]) * a.scale_log2;
-      }
+      for (int e = 0; e < kVecElems; ++e) q[g][v * kVecElems + e] = to_float(qv.v[e]) * a.scale_log2;
     }
   }
   sync_threads();

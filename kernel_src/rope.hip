@@ -1,16 +1,17 @@
 // RoPE on q and k, fused with Qwen3's per-head q/k RMSNorm and the write of
 // k and v into the paged KV cache (contract: runtime/ops/rope.h).
 //
-// One group of 32 lanes per head (rope_head.h), so the per-head norm is a
-// 5-step shuffle sum and no LDS is needed. A block covers kHeadsPerBlock
-// heads of one token: grid = (tokens, head groups), heads counted over q,
-// then k, then v. (Decode attention does this op's work itself in decode
-// steps: attention.hip.)
+// One group of 32 lanes per head (a whole wave on wave32, half a wave on
+// wave64), so the per-head norm is a 5-step shuffle sum and no LDS is needed.
+// A block covers kHeadsPerBlock heads of one token: grid = (tokens, head
+// groups), heads counted over q, then k, then v. Each lane holds head_dim / 32
+// elements: NEOX pairs x[i] with x[i + d/2], so a lane takes a slice of each
+// half; NORM pairs neighbours, so a lane takes one contiguous slice.
 //
 // Bytes: the qkv row is read once, q_out and the K/V slots written once; at
 // Qwen3-8B shapes (48 heads x 128 x bf16) that is 12 KiB in and 12 KiB out
 // per token, so the op is memory-bound and the sin/cos per pair is free.
-#include "rope_head.h"
+#include "ft_device.h"
 
 namespace ft {
 
@@ -32,9 +33,47 @@ struct RopeArgs {
   int n_kv_heads;
 };
 
+constexpr int kRopeGroupLanes = 32;
+
+// sin and cos of position * inv_freq, which reaches tens of thousands of
+// radians: the product is kept exactly as hi + lo (an FMA gives the rounding
+// error), reduced by 2 pi in two parts (Cody-Waite), and only the remainder in
+// [-pi, pi] goes to the hardware approximation. A plain f32 product would be
+// off by up to position * 2^-24 radians (2e-3 at 32k).
+#if defined(FT_AMD)
+FT_DEVICE float rope_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+FT_DEVICE float rope_rint(float a) { return __builtin_rintf(a); }
+#else
+FT_DEVICE float rope_fma(float a, float b, float c) { return fmaf(a, b, c); }
+FT_DEVICE float rope_rint(float a) { return rintf(a); }
+#endif
+
+FT_DEVICE void rope_sincos(float pos, float freq, float* s, float* c) {
+  const float hi = pos * freq;
+  const float lo = rope_fma(pos, freq, -hi);
+  const float k = rope_rint(hi * 0.15915494309189535f);
+  float r = rope_fma(-k, 6.28318548202514648f, hi);  // 2 pi rounded to f32
+  r = rope_fma(-k, -1.7484555314695172e-7f, r) + lo;  // 2 pi - that
+#if defined(FT_AMD)
+  *s = __builtin_amdgcn_sinf(r * 0.15915494309189535f);  // v_sin_f32 / v_cos_f32 take revolutions
+  *c = __builtin_amdgcn_cosf(r * 0.15915494309189535f);
+#else
+  __sincosf(r, s, c);  // accurate on [-pi, pi]
+#endif
+}
+
+FT_DEVICE float group_sum32(float v) {
+#pragma unroll
+  for (int mask = kRopeGroupLanes / 2; mask > 0; mask >>= 1) v += shfl_xor(v, mask);
+  return v;
+}
+
 // kStyle: 0 = NORM (adjacent pairs), 1 = NEOX (halves).
 template <typename T, int kHeadDim, int kStyle, bool kHasNorm, int kHeadsPerBlock>
 FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
+  static_assert(kHeadDim % (2 * kRopeGroupLanes) == 0, "head_dim must be a multiple of 64");
+  constexpr int kPer = kHeadDim / kRopeGroupLanes;  // elements per lane
+  constexpr int kHalf = kPer / 2;
   const int token = block_x();
   const int lane = thread_x() % kRopeGroupLanes;
   const int head = block_y() * kHeadsPerBlock + thread_x() / kRopeGroupLanes;
@@ -42,22 +81,75 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
   if (token >= a.n_tokens || head >= n_q + 2 * n_kv) return;
   const int slot = a.slots[token];
   const int row = n_q + 2 * n_kv;
-  RopeHead<T, kHeadDim> h(kStyle == 1, lane);
-  h.load(a.qkv + (static_cast<long long>(token) * row + head) * kHeadDim);
+  const T* src = a.qkv + (static_cast<long long>(token) * row + head) * kHeadDim;
+
+  // NEOX: elements [0, kHalf) of this lane sit in the first half of the head,
+  // [kHalf, kPer) at the same offsets in the second; NORM: one contiguous run.
+  // Either way two runs of kHalf elements, loaded as vectors.
+  constexpr int kRunBytes = kHalf * static_cast<int>(sizeof(T));
+  using Run = Vec<T, kRunBytes>;
+  const int run0 = kStyle == 1 ? lane * kHalf : lane * kPer;
+  const int run1 = kStyle == 1 ? kHeadDim / 2 + lane * kHalf : lane * kPer + kHalf;
+  float x[kPer];
+  {
+    const Run r0 = load_vec<T, kRunBytes>(src + run0), r1 = load_vec<T, kRunBytes>(src + run1);
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j) {
+      x[j] = to_float(r0.v[j]);
+      x[kHalf + j] = to_float(r1.v[j]);
+    }
+  }
+  auto store = [&](T* dst) {
+    Run r0, r1;
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j) {
+      r0.v[j] = from_float<T>(x[j]);
+      r1.v[j] = from_float<T>(x[kHalf + j]);
+    }
+    store_vec<T, kRunBytes>(dst + run0, r0);
+    store_vec<T, kRunBytes>(dst + run1, r1);
+  };
 
   if (head >= n_q + n_kv) {  // v: straight into the cache
     if (slot < 0) return;
-    h.store(a.v_cache + (static_cast<long long>(slot) * n_kv + (head - n_q - n_kv)) * kHeadDim);
+    T* dst = a.v_cache + (static_cast<long long>(slot) * n_kv + (head - n_q - n_kv)) * kHeadDim;
+    store(dst);
     return;
   }
   const bool is_q = head < n_q;
-  if constexpr (kHasNorm) h.norm(is_q ? a.q_norm : a.k_norm, a.norm_eps);
-  h.template rotate<kStyle>(lane, a.positions[token], a.inv_freq, a.mscale);
-  if (is_q) {
-    h.store(a.q_out + (static_cast<long long>(token) * n_q + head) * kHeadDim);
-  } else if (slot >= 0) {
-    h.store(a.k_cache + (static_cast<long long>(slot) * n_kv + (head - n_q)) * kHeadDim);
+  if constexpr (kHasNorm) {
+    float ss = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) ss += x[j] * x[j];
+    const float r = fast_rsqrt(group_sum32(ss) * (1.0f / kHeadDim) + a.norm_eps);
+    const T* w = is_q ? a.q_norm : a.k_norm;
+    const Run w0 = load_vec<T, kRunBytes>(w + run0), w1 = load_vec<T, kRunBytes>(w + run1);
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j) {
+      x[j] = x[j] * r * to_float(w0.v[j]);
+      x[kHalf + j] = x[kHalf + j] * r * to_float(w1.v[j]);
+    }
   }
+  const int pos = a.positions[token];
+#pragma unroll
+  for (int p = 0; p < kHalf; ++p) {
+    // Pair p of this lane is frequency lane * kHalf + p in both styles: NEOX
+    // pairs (p, p + kHalf), NORM pairs (2p, 2p + 1) of the lane's run.
+    const int i0 = kStyle == 1 ? p : 2 * p, i1 = kStyle == 1 ? p + kHalf : 2 * p + 1;
+    float s, c;
+    rope_sincos(static_cast<float>(pos), a.inv_freq[lane * kHalf + p], &s, &c);
+    const float x0 = x[i0], x1 = x[i1];
+    x[i0] = (x0 * c - x1 * s) * a.mscale;
+    x[i1] = (x0 * s + x1 * c) * a.mscale;
+  }
+  T* dst;
+  if (is_q) {
+    dst = a.q_out + (static_cast<long long>(token) * n_q + head) * kHeadDim;
+  } else {
+    if (slot < 0) return;
+    dst = a.k_cache + (static_cast<long long>(slot) * n_kv + (head - n_q)) * kHeadDim;
+  }
+  store(dst);
 }
 
 }  // namespace ft

@@ -359,18 +359,11 @@ class ExecutorImpl final : public Executor {
       if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
       else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
       FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
-      // GPU decode attention applies RoPE (and the q/k norm, and the KV write) itself.
-      const bool fused_rope = decode_only && !ops_.on_cpu();
-      if (!fused_rope)
-        FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
-                                                 l.k_norm, q_, kv_, l.k_cache, l.v_cache));
+      FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
+                                               l.k_norm, q_, kv_, l.k_cache, l.v_cache));
       // Decode attention writes its output quantized too when the o GEMV reads it so.
       const DeviceBuffer o_q8 = decode_only ? norm_q8(std::span(&l.o, 1), T) : DeviceBuffer{};
-      if (fused_rope) {
-        const DecodeRope r{rope, positions, slots, inv_freq_, l.q_norm, l.k_norm};
-        FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, qkv_, l.k_cache, l.v_cache, tables, context_lens,
-                                            workspace_, attn_, o_q8, &r));
-      } else if (decode_only)
+      if (decode_only)
         FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, q_, l.k_cache, l.v_cache, tables, context_lens,
                                             workspace_, attn_, o_q8));
       else

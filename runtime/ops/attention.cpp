@@ -113,21 +113,8 @@ Status check_gpu_attention(const char* op, DType dtype, const AttentionShape& s,
 
 Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
                      DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables, DeviceBuffer context_lens,
-                     DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8, const DecodeRope* rope) {
+                     DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8) {
   FT_RETURN_IF_ERROR(check_gpu_attention("attention_decode", dtype, s, kv));
-  if (rope) {
-    const RopeShape& r = rope->shape;
-    const size_t es = dtype_size(dtype), n = static_cast<size_t>(s.n_seqs);
-    if (r.n_tokens != s.n_seqs || r.n_heads != s.n_heads || r.n_kv_heads != kv.n_kv_heads || r.head_dim != kv.head_dim)
-      return FT_ERROR(ErrorCode::kInvalidArgument,
-                      "attention_decode: RoPE shape ({} tokens, {}/{} heads x {}) differs from the attention's", r.n_tokens,
-                      r.n_heads, r.n_kv_heads, r.head_dim);
-    if (q.bytes < n * (s.n_heads + 2 * kv.n_kv_heads) * kv.head_dim * es || rope->positions.bytes < n * 4 ||
-        rope->slots.bytes < n * 4 || rope->inv_freq.bytes < static_cast<size_t>(kv.head_dim / 2) * 4 ||
-        (rope->q_norm.ptr != 0) != (rope->k_norm.ptr != 0) ||
-        (rope->q_norm.ptr && (rope->q_norm.bytes < kv.head_dim * es || rope->k_norm.bytes < kv.head_dim * es)))
-      return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: RoPE buffers too small or q/k norm given apart");
-  }
   if (out_q8.ptr && out_q8.bytes < gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim))
     return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: the quantized output needs {} bytes, has {}",
                     gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim), out_q8.bytes);
@@ -156,32 +143,11 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
          parts,          parts == 1 ? 1 : 0,
          s.n_seqs,       out_q8.ptr};
   static_assert(sizeof args == 104, "the layout of DecodeArgs<T>");
-  // The RoPE part of DecodeArgs<T>, which follows.
-  struct {
-    uint64_t qkv, positions, slots, inv_freq, q_norm, k_norm;
-    float mscale, norm_eps;
-    int neox;
-  } rope_args{};
-  if (rope)
-    rope_args = {q.ptr,
-                 rope->positions.ptr,
-                 rope->slots.ptr,
-                 rope->inv_freq.ptr,
-                 rope->q_norm.ptr,
-                 rope->k_norm.ptr,
-                 rope->shape.mscale,
-                 rope->shape.norm_eps,
-                 rope->shape.style == RopeStyle::kNeox ? 1 : 0};
-  struct {
-    decltype(args) base;
-    decltype(rope_args) rope;
-  } all{args, rope_args};
-  static_assert(sizeof all == 104 + 64, "the layout of DecodeArgs<T>");
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(parts);
   dims.grid[1] = static_cast<unsigned>(s.n_seqs * kv.n_kv_heads);
   dims.block[0] = static_cast<unsigned>(t.tiles.attn.decode_waves * t.wave_size);
-  FT_RETURN_IF_ERROR(ctx.backend().launch(k, dims, &all, sizeof all));
+  FT_RETURN_IF_ERROR(ctx.backend().launch(k, dims, &args, sizeof args));
   if (parts == 1) return Status();
 
   FT_ASSIGN_OR_RETURN(KernelHandle r, ctx.kernel(attention_decode_reduce_spec(t, dtype, kv.head_dim)));
@@ -235,17 +201,15 @@ size_t attention_decode_workspace_bytes(const AttentionShape& s, const KvLayout&
 
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
                         DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables,
-                        DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8,
-                        const DecodeRope* rope) {
+                        DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8) {
   FT_RETURN_IF_ERROR(check_attention("attention_decode", dtype, s, kv, q, k_cache, v_cache, block_tables,
                                      context_lens, out));
   if (s.n_q_tokens != s.n_seqs)
     return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: {} query tokens for {} sequences", s.n_q_tokens, s.n_seqs);
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("attention_decode", dtype));
-    if (out_q8.ptr || rope)
-      return FT_ERROR(ErrorCode::kUnsupported,
-                      "attention_decode: the quantized output and the fused RoPE are for GPUs (the CPU runs the ops)");
+    if (out_q8.ptr)
+      return FT_ERROR(ErrorCode::kUnsupported, "attention_decode: the quantized output is for GPU GEMVs only");
     std::vector<int32_t> q_start(static_cast<size_t>(s.n_seqs) + 1);
     for (int i = 0; i <= s.n_seqs; ++i) q_start[i] = i;
     FT_RETURN_IF_ERROR(check_cpu_tables("attention_decode", s, kv, q_start.data(), host_ptr<const int32_t>(block_tables),
@@ -255,7 +219,7 @@ Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, co
                         host_ptr<const int32_t>(context_lens), host_ptr<float>(out));
     return Status();
   }
-  return launch_decode(ctx, dtype, s, kv, q, k_cache, v_cache, block_tables, context_lens, workspace, out, out_q8, rope);
+  return launch_decode(ctx, dtype, s, kv, q, k_cache, v_cache, block_tables, context_lens, workspace, out, out_q8);
 }
 
 Status attention_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,

@@ -14,7 +14,6 @@
 
 #include "runtime/ops/kv_cache_layout.h"
 #include "runtime/ops/op_context.h"
-#include "runtime/ops/rope.h"
 
 namespace ft {
 
@@ -33,21 +32,11 @@ struct AttentionShape {
 // attention_decode_workspace_bytes(). With out_q8 (GPUs), `out` is also
 // written quantized for the quantized GEMV of the o projection (matmul_q8_bytes(
 // n_seqs, n_heads * head_dim) bytes), so that matmul needs no quantization kernel.
-//
-// With `rope` (GPUs), the step's rope_qk_norm_kv_write is done by the
-// attention itself, with the same values: q is then the raw qkv rows of that
-// op ([n_seqs, (n_heads + 2 n_kv_heads) * head_dim]), and each sequence's new
-// k and v go to the cache at its slot before they are read. One launch fewer
-// per layer in decode steps.
-struct DecodeRope {
-  RopeShape shape;  // n_tokens = n_seqs
-  DeviceBuffer positions, slots, inv_freq, q_norm, k_norm;  // as rope_qk_norm_kv_write's
-};
 size_t attention_decode_workspace_bytes(const AttentionShape& shape, const KvLayout& kv);
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& shape, const KvLayout& kv, DeviceBuffer q,
                         DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables,
                         DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out,
-                        DeviceBuffer out_q8 = {}, const DecodeRope* rope = nullptr);
+                        DeviceBuffer out_q8 = {});
 
 // Prefill / extend: any q_len per sequence (flash-style online softmax).
 Status attention_prefill(OpContext& ctx, DType dtype, const AttentionShape& shape, const KvLayout& kv, DeviceBuffer q,

@@ -93,16 +93,8 @@ struct Batch {
 
 // With q8 (decode), the attention also writes its output quantized for the
 // o GEMV: those bytes must equal, bit for bit, quantize_x of the output.
-// With rope (decode), the attention does the step's RoPE, q/k norm and KV
-// write itself from raw qkv rows: its output and both caches against the CPU
-// references of the two ops in sequence (every third sequence has slot -1).
-struct FusedRope {
-  RopeStyle style;
-  bool norm;
-};
 Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_dim, int n_heads, int n_kv,
-                               const Batch& batch, std::mt19937& rng, bool q8 = false,
-                               std::optional<FusedRope> rope = std::nullopt) {
+                               const Batch& batch, std::mt19937& rng, bool q8 = false) {
   const int bs = 16, n_seqs = static_cast<int>(batch.ctx.size());
   AttentionShape s;
   s.n_seqs = n_seqs;
@@ -128,46 +120,14 @@ Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_d
     for (int j = 0; j < (batch.ctx[i] + bs - 1) / bs; ++j) tables[i * s.max_blocks_per_seq + j] = perm[next++];
   auto q = random_values(static_cast<size_t>(s.n_q_tokens) * n_heads * head_dim, dt, rng);
   auto k = random_values(kv.elements(), dt, rng, 1.5f), v = random_values(kv.elements(), dt, rng);
-  Backend& b = ctx.backend();
-  Owned o{b};
-  FT_ASSIGN_OR_RETURN(DeviceBuffer dk, o.values(k, dt));
-  FT_ASSIGN_OR_RETURN(DeviceBuffer dv, o.values(v, dt));
-  // Fused RoPE: q is rope(qkv) of each sequence's newest token, whose k and v
-  // the op writes to the cache (the references run the two ops in turn).
-  std::vector<float> qkv;
-  std::optional<DecodeRope> fused;
-  if (rope) {
-    RopeShape rs{.n_tokens = n_seqs, .n_heads = n_heads, .n_kv_heads = n_kv, .head_dim = head_dim,
-                 .style = rope->style, .mscale = rope->style == RopeStyle::kNeox ? 1.0f : 1.1f, .norm_eps = 1e-6f};
-    ModelConfig cfg;
-    cfg.head_dim = head_dim;
-    cfg.rope_theta = 1e6f;
-    const std::vector<float> inv_freq = rope_inv_freq(cfg).inv_freq;
-    qkv = random_values(static_cast<size_t>(n_seqs) * (n_heads + 2 * n_kv) * head_dim, dt, rng, 2.0f);
-    auto qn = random_values(head_dim, dt, rng), kn = random_values(head_dim, dt, rng);
-    std::vector<int32_t> pos(n_seqs), slots(n_seqs);
-    for (int i = 0; i < n_seqs; ++i) {
-      pos[i] = batch.ctx[i] - 1;
-      const int block = tables[static_cast<size_t>(i) * s.max_blocks_per_seq + pos[i] / bs];
-      slots[i] = i % 3 == 2 ? -1 : block * bs + pos[i] % bs;
-    }
-    rope_qk_norm_kv_write_reference(rs, qkv.data(), pos.data(), slots.data(), inv_freq.data(),
-                                    rope->norm ? qn.data() : nullptr, rope->norm ? kn.data() : nullptr, q.data(), kv,
-                                    k.data(), v.data());
-    fused.emplace();
-    fused->shape = rs;
-    FT_ASSIGN_OR_RETURN(fused->positions, o.ints(pos));
-    FT_ASSIGN_OR_RETURN(fused->slots, o.ints(slots));
-    FT_ASSIGN_OR_RETURN(fused->inv_freq, o.values(inv_freq, DType::kF32));
-    if (rope->norm) {
-      FT_ASSIGN_OR_RETURN(fused->q_norm, o.values(qn, dt));
-      FT_ASSIGN_OR_RETURN(fused->k_norm, o.values(kn, dt));
-    }
-  }
   std::vector<float> ref(q.size());
   attention_reference(s, kv, q.data(), q_start.data(), k.data(), v.data(), tables.data(), batch.ctx.data(),
                       ref.data());
-  FT_ASSIGN_OR_RETURN(DeviceBuffer dq, o.values(rope ? qkv : q, dt));
+  Backend& b = ctx.backend();
+  Owned o{b};
+  FT_ASSIGN_OR_RETURN(DeviceBuffer dq, o.values(q, dt));
+  FT_ASSIGN_OR_RETURN(DeviceBuffer dk, o.values(k, dt));
+  FT_ASSIGN_OR_RETURN(DeviceBuffer dv, o.values(v, dt));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dtab, o.ints(tables));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dctx, o.ints(batch.ctx));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dqs, o.ints(q_start));
@@ -179,8 +139,7 @@ Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_d
     if (q8) {
       FT_ASSIGN_OR_RETURN(dq8, o.poisoned(matmul_q8_bytes(n_seqs, width)));
     }
-    FT_RETURN_IF_ERROR(attention_decode(ctx, dt, s, kv, dq, dk, dv, dtab, dctx, ws, dout, dq8,
-                                        fused ? &*fused : nullptr));
+    FT_RETURN_IF_ERROR(attention_decode(ctx, dt, s, kv, dq, dk, dv, dtab, dctx, ws, dout, dq8));
     if (q8) {
       FT_ASSIGN_OR_RETURN(DeviceBuffer self, quantize_x(ctx, dt, width, dout, n_seqs, std::nullopt));
       std::vector<uint8_t> got(matmul_q8_bytes(n_seqs, width)), want(got.size());
@@ -197,13 +156,7 @@ Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_d
   }
   FT_RETURN_IF_ERROR(b.synchronize());
   FT_ASSIGN_OR_RETURN(auto got, download(b, dout, dt));
-  double err = rel_l2(got, ref);
-  if (rope) {
-    FT_ASSIGN_OR_RETURN(auto k_got, download(b, dk, dt));
-    FT_ASSIGN_OR_RETURN(auto v_got, download(b, dv, dt));
-    err = std::max({err, rel_l2(k_got, k), rel_l2(v_got, v)});
-  }
-  return err;
+  return rel_l2(got, ref);
 }
 
 std::string batch_text(const Batch& batch) {
@@ -249,19 +202,6 @@ std::vector<CheckCase> check_attention(OpContext& ctx, std::mt19937& rng) {
                                     check_attention(ctx, dt, true, d, h, kvh, *bt, rng, q8)));
         }
       }
-
-  // Decode with RoPE fused (the executor's GPU decode steps): both styles,
-  // with and without the q/k norm, direct and split contexts.
-  for (DType dt : {DType::kBF16, DType::kF16})
-    for (int d : {64, 128})
-      for (RopeStyle style : {RopeStyle::kNeox, RopeStyle::kNorm})
-        for (bool norm : {false, true})
-          for (const Batch* bt : std::initializer_list<const Batch*>{&ragged, &short_one})
-            cases.push_back(make_case(fmt::format("attn_decode_rope_{}{}", style == RopeStyle::kNeox ? "neox" : "norm",
-                                                  norm ? "_qknorm" : ""),
-                                      dt, fmt::format("32/8x{} {}", d, batch_text(*bt)),
-                                      check_attention(ctx, dt, true, d, 32, 8, *bt, rng, dt == DType::kBF16,
-                                                      FusedRope{style, norm})));
 
   // Prefill and extend: a fresh prompt, extends after cached tokens (short
   // and long), a single token, and ragged mixes crossing page boundaries.
