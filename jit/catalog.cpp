@@ -275,8 +275,12 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
       specs.push_back(rmsnorm_spec(target, dt, h));
       // The fused residual form is for model widths, not per-head q/k norms.
       if (h >= 896) specs.push_back(rmsnorm_spec(target, dt, h, true));
-      // With the quantized output for a quantized model's decode GEMVs.
-      if (h >= 896 && dt != DType::kF32) specs.push_back(rmsnorm_spec(target, dt, h, true, true));
+      // With the quantized output for a quantized model's decode GEMVs: the
+      // residual form between layers, the plain one before the first layer.
+      if (h >= 896 && dt != DType::kF32) {
+        specs.push_back(rmsnorm_spec(target, dt, h, true, true));
+        specs.push_back(rmsnorm_spec(target, dt, h, false, true));
+      }
     }
     for (int i : catalog_intermediate_sizes()) specs.push_back(gated_act_spec(target, dt, GatedAct::kSilu, i));
     for (int i : {9216, 14336, 16384}) specs.push_back(gated_act_spec(target, dt, GatedAct::kGeluTanh, i));

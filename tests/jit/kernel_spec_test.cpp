@@ -27,6 +27,12 @@ TEST(KernelSpec, GeneratedSourceInstantiatesTheTemplate) {
   KernelSpec q8 = rmsnorm_spec(*find_target("gfx1150"), DType::kBF16, 4096, true, true);
   EXPECT_EQ(q8.name, "ft_add_rmsnorm_bf16_h4096_q8");
   EXPECT_NE(generate_source(q8).find("ft::rmsnorm<ft::bf16,4096,256,16,true,true>(args)"), std::string::npos);
+  // `ft-jit warm --arch` covers a quantized model's decode norms: the first
+  // layer's plain norm with the q8 output as well as the residual ones.
+  size_t found = 0;
+  for (const auto& spec : kernel_catalog(*find_target("gfx1150")))
+    found += spec.name == "ft_rmsnorm_bf16_h4096_q8" || spec.name == "ft_add_rmsnorm_bf16_h4096_q8";
+  EXPECT_EQ(found, 2u);
 }
 
 TEST(KernelSpec, AmdFlagsAreExplicitAndNeverNvidiaOnly) {
