@@ -333,12 +333,13 @@ class ExecutorImpl final : public Executor {
   }
   int bucket_for(int n) const { return bucket_for(n, buckets_); }
 
-  // Where the norm before projection p writes its output quantized, when p's
-  // matmul at T rows reads it so; else none.
-  DeviceBuffer norm_q8(std::span<const WeightView> parts, int T) const {
+  // Where the kernel before these weights' matmul (the norm before q|k|v and
+  // gate|up, the decode attention before o) writes its output quantized,
+  // when that matmul at T rows reads it so; else none.
+  DeviceBuffer x_q8_for(std::span<const WeightView> parts, int T) const {
     return q8_.ptr && T <= kMaxOverlapRows && matmul_reads_q8(ops_, parts, T) ? q8_ : DeviceBuffer{};
   }
-  DeviceBuffer norm_q8(const Projection& p, int T) const { return norm_q8(p.parts, T); }
+  DeviceBuffer x_q8_for(const Projection& p, int T) const { return x_q8_for(p.parts, T); }
 
   // The transformer layers and the final norm over T staged tokens; h_ holds
   // the normed last hidden states.
@@ -355,14 +356,14 @@ class ExecutorImpl final : public Executor {
                          static_cast<int>(c_.head_dim), c_.rope_style, mscale_, c_.rms_norm_eps};
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
-      const DeviceBuffer qkv_q8 = norm_q8(l.qkv, T), gate_up_q8 = norm_q8(l.gate_up, T);
+      const DeviceBuffer qkv_q8 = x_q8_for(l.qkv, T), gate_up_q8 = x_q8_for(l.gate_up, T);
       if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
       else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
       FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
       FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
                                                l.k_norm, q_, kv_, l.k_cache, l.v_cache));
       // Decode attention writes its output quantized too when the o GEMV reads it so.
-      const DeviceBuffer o_q8 = decode_only ? norm_q8(std::span(&l.o, 1), T) : DeviceBuffer{};
+      const DeviceBuffer o_q8 = decode_only ? x_q8_for(std::span(&l.o, 1), T) : DeviceBuffer{};
       if (decode_only)
         FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, q_, l.k_cache, l.v_cache, tables, context_lens,
                                             workspace_, attn_, o_q8));
