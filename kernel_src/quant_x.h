@@ -49,11 +49,11 @@ FT_DEVICE int pack_i8x4(float a, float b, float c, float d) {
 // buffer of m rows of k elements (k a multiple of 32; a compile-time constant
 // at most call sites, which folds it).
 FT_DEVICE void store_q8_scales(ft_u8* buf, int m, int k, int row, int b, float amax, int qsum) {
-  const int kBlocks = k / 32;
+  const int blocks = k / 32;
   float* d = reinterpret_cast<float*>(buf + static_cast<long long>(m) * k);
   const float scale = amax * (1.0f / 127.0f);
-  d[row * kBlocks + b] = scale;
-  d[m * kBlocks + row * kBlocks + b] = static_cast<float>(qsum) * scale;
+  d[row * blocks + b] = scale;
+  d[m * blocks + row * blocks + b] = static_cast<float>(qsum) * scale;
 }
 
 // One lane's kPer values v (elements k0.. of row `row`, k0 a multiple of

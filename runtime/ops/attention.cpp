@@ -115,9 +115,10 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
                      DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables, DeviceBuffer context_lens,
                      DeviceBuffer workspace, DeviceBuffer out, DeviceBuffer out_q8) {
   FT_RETURN_IF_ERROR(check_gpu_attention("attention_decode", dtype, s, kv));
-  if (out_q8.ptr && out_q8.bytes < gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim))
+  const size_t q8_bytes = gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim);
+  if (out_q8.ptr && out_q8.bytes < q8_bytes)
     return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: the quantized output needs {} bytes, has {}",
-                    gemv_quantized_x_bytes(s.n_seqs, s.n_heads * kv.head_dim), out_q8.bytes);
+                    q8_bytes, out_q8.bytes);
   const TargetFacts& t = ctx.facts();
   const int group = s.n_heads / kv.n_kv_heads;
   const int partition = t.tiles.attn.decode_partition;

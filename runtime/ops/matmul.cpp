@@ -48,7 +48,6 @@ Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
   return Status();
 }
 
-
 // One GEMV: x is the activations for dense weights and the quantized x for
 // quantized ones; y rows are ldy elements apart.
 Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
