@@ -9,7 +9,9 @@
 // the weight until the copies exceed 4 x L2, so nothing is served from L2.
 // A 2 GiB device copy is queued before each timing so the launches queue up
 // behind it and the kernels run back to back (a 2 us kernel would otherwise
-// be timed at the host's launch rate).
+// be timed at the host's launch rate). Quantized types at m = 1 are timed
+// twice: with their x quantization (a kernel of its own), and as the decode
+// step runs them, with x already quantized by the kernel before ("x q8").
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -117,6 +119,19 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
                   next = (next + 1) % copies;
                   return matmul(ctx, dt, view, *x, m, *y);
                 });
+        // As the decode step runs it: x arrives quantized from the kernel
+        // before (the norm, the attention), so the GEMV alone.
+        const bool quantized = type != GgmlType::kBF16;
+        if (quantized && m == 1) {
+          auto q8 = quantize_x(ctx, dt, k, *x, m, std::nullopt);
+          if (!q8.ok()) return 2;
+          measure(fmt::format("{} m={} {}x{} x q8", ggml_type_name(type), m, n, k),
+                  static_cast<double>(wbytes) + 2.0 * m * n + static_cast<double>(matmul_q8_bytes(m, k)), [&] {
+                    WeightView view{type, n, k, w[next], layout};
+                    next = (next + 1) % copies;
+                    return matmul(ctx, dt, view, *x, m, *y, {}, *q8);
+                  });
+        }
         b.free(*x);
         b.free(*y);
       }
