@@ -183,12 +183,18 @@ struct GemvWeight {
   const char* name;
   const char* device_type;  // template argument of gemv_dense / gemv_quant
   bool quantized;
+  int parts;  // lanes per weight block: the device type's kParts (0: dense)
+  int elems;  // elements per weight block: kElems
 };
 constexpr GemvWeight kGemvWeights[] = {
-    {GgmlType::kF32, "f32", "float", false},          {GgmlType::kF16, "f16", "ft::f16", false},
-    {GgmlType::kBF16, "bf16", "ft::bf16", false},     {GgmlType::kQ8_0, "q8_0", "ft::QuantQ8_0", true},
-    {GgmlType::kQ4_0, "q4_0", "ft::QuantQ4_0", true}, {GgmlType::kQ4_K, "q4_k", "ft::QuantQ4_K", true},
-    {GgmlType::kQ5_K, "q5_k", "ft::QuantQ5_K", true}, {GgmlType::kQ6_K, "q6_k", "ft::QuantQ6_K", true},
+    {GgmlType::kF32, "f32", "float", false, 0, 1},
+    {GgmlType::kF16, "f16", "ft::f16", false, 0, 1},
+    {GgmlType::kBF16, "bf16", "ft::bf16", false, 0, 1},
+    {GgmlType::kQ8_0, "q8_0", "ft::QuantQ8_0", true, 2, 32},
+    {GgmlType::kQ4_0, "q4_0", "ft::QuantQ4_0", true, 4, 32},
+    {GgmlType::kQ4_K, "q4_k", "ft::QuantQ4_K", true, 8, 256},
+    {GgmlType::kQ5_K, "q5_k", "ft::QuantQ5_K", true, 8, 256},
+    {GgmlType::kQ6_K, "q6_k", "ft::QuantQ6_K", true, 8, 256},
 };
 
 const GemvWeight* find_gemv_weight(GgmlType t) {
@@ -206,6 +212,16 @@ bool gemv_quantized(GgmlType weight) {
 }
 
 int gemv_m_bucket(int m) { return m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8; }
+
+int gemv_steps_per_wave(const TargetFacts& target, GgmlType weight, int k) {
+  const GemvWeight* w = find_gemv_weight(weight);
+  if (!w || !w->quantized) return 0;
+  const int blocks = k / w->elems;
+  const int per_step = target.wave_size / w->parts;
+  const int steps = (blocks + per_step - 1) / per_step;
+  const int waves = target.tiles.gemv.block_threads / target.wave_size;
+  return (steps + waves - 1) / waves;
+}
 
 int gemv_rows_per_block(const TargetFacts& target, int m_bucket) {
   return m_bucket <= 2 ? target.tiles.gemv.rows : target.tiles.gemv.rows_wide_m;
@@ -242,6 +258,7 @@ KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int 
   s.name = fmt::format("ft_gemv_{}_{}_k{}_m{}{}", dtype_name(act), w->name, k, m_bucket, gate_name);
   s.family = "gemv";
   s.function = w->quantized ? "ft::gemv_quant" : "ft::gemv_dense";
+  s.waits_itself = w->quantized;  // it loads its first weights before waiting (kernel_src/gemv.hip)
   s.template_args = {std::string(dtype_device_name(act)), w->device_type, std::to_string(m_bucket), std::to_string(k),
                      std::to_string(tile.block_threads), std::to_string(gemv_rows_per_block(target, m_bucket))};
   // Quantized weights read quantize_x_q8's output; the gate goes there.

@@ -86,6 +86,11 @@ size_t gemv_quantized_x_bytes(int m, int k);
 bool gemv_quantized(GgmlType weight);  // the GEMV reads quantized x
 int gemv_m_bucket(int m);  // 1, 2, 4 or 8 for m in 1..8
 int gemv_rows_per_block(const TargetFacts& target, int m_bucket);
+// Steps of K per wave of the quantized GEMV (gemv.hip's kStepsPerWave; 0 for
+// dense weights). At 1 the kernel is persistent: its grid may be smaller
+// than the row groups, each block taking every grid-th group; otherwise the
+// grid must have one block per group.
+int gemv_steps_per_wave(const TargetFacts& target, GgmlType weight, int k);
 bool gemv_supports(GgmlType weight);
 // K dimensions of the catalog models' projections (hidden, intermediate and
 // attention-output widths of Llama-3-8B, Qwen3-8B, Qwen2.5-7B, Llama-3.2-1B, Qwen3-0.6B).

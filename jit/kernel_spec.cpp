@@ -16,8 +16,9 @@ std::string KernelSpec::template_args_text() const {
 std::string generate_source(const KernelSpec& spec) {
   return fmt::format(
       "#include \"{}.hip\"\n"
-      "extern \"C\" __global__ void FT_LAUNCH_BOUNDS({}) {}({} args) {{ ft::grid_dependency_begin(); {}<{}>(args); }}\n",
-      spec.family, spec.block_threads, spec.name, spec.args_type, spec.function, spec.template_args_text());
+      "extern \"C\" __global__ void FT_LAUNCH_BOUNDS({}) {}({} args) {{ {}{}<{}>(args); }}\n", spec.family,
+      spec.block_threads, spec.name, spec.args_type, spec.waits_itself ? "" : "ft::grid_dependency_begin(); ",
+      spec.function, spec.template_args_text());
 }
 
 bool is_nvidia_only_flag(const std::string& flag) {

@@ -24,6 +24,10 @@ struct KernelSpec {
   std::vector<std::string> template_args;  // {"ft::bf16", "4096", "256", "16"}
   std::string args_type;                   // "ft::RmsNormArgs<ft::bf16>"
   int block_threads = 256;                 // launch bound
+  // The device function calls grid_dependency_begin() itself, after issuing
+  // loads of what no kernel writes (weights); otherwise the entry calls it
+  // before anything else.
+  bool waits_itself = false;
 
   std::string template_args_text() const;  // "ft::bf16,4096,256,16"
 };

@@ -50,6 +50,8 @@ namespace ft {
 FT_DEVICE int thread_x() { return __builtin_amdgcn_workitem_id_x(); }
 FT_DEVICE int block_x() { return __builtin_amdgcn_workgroup_id_x(); }
 FT_DEVICE int block_y() { return __builtin_amdgcn_workgroup_id_y(); }
+// Blocks in x: the dispatch's grid size is in work-items (whole blocks here).
+FT_DEVICE int grid_x() { return __builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x(); }
 FT_DEVICE void sync_threads() {
   // The fences make LDS writes before the barrier visible after it.
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
@@ -60,6 +62,7 @@ FT_DEVICE void sync_threads() {
 FT_DEVICE int thread_x() { return threadIdx.x; }
 FT_DEVICE int block_x() { return blockIdx.x; }
 FT_DEVICE int block_y() { return blockIdx.y; }
+FT_DEVICE int grid_x() { return gridDim.x; }
 FT_DEVICE void sync_threads() { __syncthreads(); }
 #endif
 

@@ -110,11 +110,12 @@ FT_DEVICE int minus32_i8x4(ft_u32 v) { return static_cast<int>((v + 0x60606060u)
 // next step's weights before the dot of the current one (0: never). Measured
 // on the H200 (gemv_bench, m = 1): Q8_0 and Q6_K gain at every shape (they
 // wait on loads with idle issue slots: 4096 x 12288 Q6_K 24.2 -> 15.7 us,
-// Q8_0 21.3 -> 15.7, LM heads 173 -> 143 and 168 -> 147); Q4_K gains only
-// where a wave has several steps (4096 x 12288: 14.5 -> 12.5 us) and loses
-// at one step per wave (its issue slots are 50-70% busy and the second set
-// of registers costs warps: LM head 96.9 -> 123 us). Q5_K follows Q4_K
-// (not measured); Q4_0 is not pipelined (not measured).
+// Q8_0 21.3 -> 15.7, LM heads 173 -> 143 and 168 -> 147); Q4_K gains where
+// a wave has several steps (4096 x 12288: 14.5 -> 12.5 us) and lost at one
+// step per wave with one group per block (LM head 96.9 -> 123 us: the
+// second set of registers cost warps); the persistent grid at one step per
+// wave (gemv_quant) pipelines across groups instead, which pays. Q5_K
+// follows Q4_K (not measured); Q4_0 is not pipelined (not measured).
 
 // Q8_0, device layout (qs [B][32], d [B]): 2 lanes x 16 elements, one
 // 16-byte load each.
@@ -365,11 +366,14 @@ FT_DEVICE void quantize_x_q8(const QuantizeXArgs<T>& a) {
 }
 
 // Sums acc over the block (wave sums, then one LDS slot per wave) and stores
-// the kM x kRows outputs of this block.
+// the kM x kRows outputs of rows row0... A block that stores several row
+// groups alternates `parity`: a group's slots are rewritten two groups later,
+// after a barrier every thread reaches only once it has read them.
 template <typename T, int kM, int kRows, int kWaves>
-FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows]) {
+FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows], int parity = 0) {
   constexpr int kOut = kM * kRows;
-  __shared__ float partial[kWaves][kOut];
+  __shared__ float slots[2][kWaves][kOut];
+  float (&partial)[kWaves][kOut] = slots[parity];
 #pragma unroll
   for (int m = 0; m < kM; ++m)
 #pragma unroll
@@ -443,7 +447,14 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
 
-// a.x is x quantized for the same m and K (quant_x.h's buffer).
+// a.x is x quantized for the same m and K (quant_x.h's buffer). Block b
+// takes the row groups b, b + grid, ... of kRows rows each. Where a wave
+// has one step of K per group (K = 4096 Q4_K / Q6_K: 16 blocks, 4 waves of 4)
+// the kernel runs persistent: the launcher sizes the grid to what stays
+// resident (runtime/ops/matmul.cpp), and a wave's steps run on across its
+// groups, the next group's weights in flight while this one's dot products
+// and block sum run. Elsewhere the grid has one block per group
+// (gemv_steps_per_wave() in jit/catalog.h tells the launcher which).
 template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
@@ -452,13 +463,11 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   constexpr int kPerStep = FT_WAVE_SIZE / Q::kParts;  // blocks per wave step
   constexpr int kSteps = (kBlocks + kPerStep - 1) / kPerStep;
   constexpr int kWaves = kThreads / FT_WAVE_SIZE;
+  constexpr int kStepsPerWave = (kSteps + kWaves - 1) / kWaves;
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
-  const int row0 = block_x() * kRows;
-  if (row0 >= a.n) return;  // uniform over the block
+  const int groups = (a.n + kRows - 1) / kRows;
+  if (block_x() >= groups) return;  // uniform over the block (it reads nothing)
   const int part = lane_id() % Q::kParts;
-  long long row_block[kRows];  // the row's first block
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) row_block[r] = static_cast<long long>(row0 + r < a.n ? row0 + r : a.n - 1) * kBlocks;
   constexpr int kXBlocks = kK / 32;
   const ft_u8* xq[kM];
   const float *xd[kM], *xs[kM];
@@ -497,41 +506,103 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
       for (int r = 0; r < kRows; ++r) acc[m][r] += Q::dot(wr[r], x, xd[m] + blk * kSub, xs[m] + blk * kSub, part);
     }
   };
-  auto load = [&](int s, Raw (&wr)[kRows]) {
+  // The first block of each row of group g (rows past n clamped to the last:
+  // loaded, never stored), computed once per group so the 64-bit part of
+  // each address is the same every step: Q6_K 127 -> 103 registers on sm_90,
+  // 4096 x 12288 15.8 -> 13.9 us.
+  auto first_blocks = [&](int g, long long (&row_block)[kRows]) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int row = g * kRows + r;
+      row_block[r] = static_cast<long long>(row < a.n ? row : a.n - 1) * kBlocks;
+    }
+  };
+  auto load = [&](const long long (&row_block)[kRows], int s, Raw (&wr)[kRows]) {
     int blk = s * kPerStep + lane_id() / Q::kParts;
     if (kBlocks % kPerStep != 0 && blk >= kBlocks) blk = kBlocks - 1;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) Q::load(a.w, a.wblocks, row_block[r], blk, part, wr[r]);
   };
-  // At m <= 2 (Q::kPipelineSteps above); at larger m the x rows take those
-  // registers. NVIDIA only: measured there; on gfx1150 a second set of raw
-  // words costs waves per SIMD that the tile was chosen for.
+  // Either way, the wave's first weights are requested before waiting for
+  // the kernel before (no kernel writes weights): under programmatic
+  // dependent launch they arrive while that kernel finishes (4096 x 4096
+  // Q4_K 5.7 -> 5.1 us, Q8_0 6.2 -> 5.3 on the H200). Everything from x on
+  // comes after the wait.
+  long long rows[kRows];
+  int g = block_x();
+  first_blocks(g, rows);
+  if constexpr (kStepsPerWave == 1) {
+    // Persistent. Pipelined on NVIDIA at m <= 2 (a second set of raw words;
+    // at larger m the x rows take those registers; on gfx1150 it costs
+    // waves per SIMD that the tile was chosen for): LM head Q6_K 137 -> 118
+    // us, Q4_K 106 -> 93 on the H200.
 #if defined(FT_AMD)
-  constexpr bool kPipelined = false;
+    constexpr bool kPipelined = false;
 #else
-  constexpr int kStepsPerWave = (kSteps + kWaves - 1) / kWaves;
-  constexpr bool kPipelined = Q::kPipelineSteps > 0 && kStepsPerWave >= Q::kPipelineSteps && kM <= 2;
+    constexpr bool kPipelined = Q::kPipelineSteps > 0 && kM <= 2;
 #endif
-  int s = wave_id();
-  if constexpr (kPipelined) {
-    Raw cur[kRows], next[kRows];
-    if (s < kSteps) load(s, cur);
+    const int s = wave_id();
+    Raw cur[kRows];
+    if (s < kSteps) load(rows, s, cur);
+    grid_dependency_begin();
+    int parity = 0;
 #pragma unroll 1
-    for (; s < kSteps; s += kWaves) {
-      if (s + kWaves < kSteps) load(s + kWaves, next);
-      step(s, cur);
+    while (true) {
+      const int next_g = g + grid_x();
+      const bool more = next_g < groups;
+      first_blocks(next_g, rows);
+      if constexpr (kPipelined) {
+        Raw next[kRows];
+        if (more && s < kSteps) load(rows, s, next);
+        if (s < kSteps) step(s, cur);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+        for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+      } else {
+        if (s < kSteps) step(s, cur);
+        if (more && s < kSteps) load(rows, s, cur);
+      }
+      // Group g's slots are rewritten two groups later, after a barrier
+      // every thread reaches only once it has read them.
+      gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc, parity);
+      parity ^= 1;
+#pragma unroll
+      for (int m = 0; m < kM; ++m)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) acc[m][r] = 0.0f;
+      if (!more) break;
+      g = next_g;
     }
   } else {
+    // One group per block. From Q::kPipelineSteps steps per wave on, the
+    // next step's weights load during this one's dot products (NVIDIA, m <= 2,
+    // as above).
+#if defined(FT_AMD)
+    constexpr bool kPipelined = false;
+#else
+    constexpr bool kPipelined = kStepsPerWave >= Q::kPipelineSteps && Q::kPipelineSteps > 0 && kM <= 2;
+#endif
+    int s = wave_id();
+    Raw cur[kRows];
+    if (s < kSteps) load(rows, s, cur);
+    grid_dependency_begin();
+    if constexpr (kPipelined) {
+      Raw next[kRows];
 #pragma unroll 1
-    for (; s < kSteps; s += kWaves) {
-      Raw cur[kRows];
-      load(s, cur);
-      step(s, cur);
+      for (; s < kSteps; s += kWaves) {
+        if (s + kWaves < kSteps) load(rows, s + kWaves, next);
+        step(s, cur);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+      }
+    } else {
+#pragma unroll 1
+      for (; s < kSteps; s += kWaves) {
+        step(s, cur);
+        if (s + kWaves < kSteps) load(rows, s + kWaves, cur);
+      }
     }
+    gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc);
   }
-  gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
 
 }  // namespace ft

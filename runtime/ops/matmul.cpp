@@ -54,7 +54,8 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
                    DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt) {
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
-  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(gemv_spec(t, act, w.type, w.k, bucket, gate)));
+  const KernelSpec spec = gemv_spec(t, act, w.type, w.k, bucket, gate);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
   struct {
     uint64_t x, w, y, bias;
@@ -63,7 +64,21 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
   } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w))};
   const int rows_per_block = gemv_rows_per_block(t, bucket);
   LaunchDims dims;
-  dims.grid[0] = static_cast<unsigned>((w.n + rows_per_block - 1) / rows_per_block);
+  const int groups = (w.n + rows_per_block - 1) / rows_per_block;
+  dims.grid[0] = static_cast<unsigned>(groups);
+  // Where the quantized GEMV runs persistent (one step of K per wave) and
+  // the row groups take more than two rounds of the blocks that stay
+  // resident (LM heads, an 8B model's gate|up), the grid is what stays
+  // resident, trimmed so every block takes the same number of groups. At one
+  // or two rounds one group per block lets the hardware balance blocks that
+  // start late behind the kernel before.
+  if (gemv_steps_per_wave(t, w.type, w.k) == 1) {
+    FT_ASSIGN_OR_RETURN(int resident, ctx.resident_blocks(spec));
+    if (groups > 2 * resident) {
+      const int per_block = (groups + resident - 1) / resident;
+      dims.grid[0] = static_cast<unsigned>((groups + per_block - 1) / per_block);
+    }
+  }
   dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }

@@ -1,19 +1,39 @@
 #include "runtime/ops/op_context.h"
 
+#include <algorithm>
+
+#include "gfx_targets/targets.h"
+
 namespace ft {
 
-Result<KernelHandle> OpContext::kernel(const KernelSpec& spec) {
+Result<const OpContext::Loaded*> OpContext::load(const KernelSpec& spec) {
+  if (auto it = loaded_.find(spec.name); it != loaded_.end()) return &it->second;
   if (recorder_) {
-    if (loaded_.emplace(spec.name, KernelHandle{}).second) recorder_->push_back(spec);
-    return KernelHandle{};
+    recorder_->push_back(spec);
+    return &loaded_.emplace(spec.name, Loaded{}).first->second;
   }
   if (on_cpu() || !jit_ || !target_.facts)
     return FT_ERROR(ErrorCode::kInternal, "kernel {} requested on a context without a GPU target", spec.name);
-  if (auto it = loaded_.find(spec.name); it != loaded_.end()) return it->second;
   FT_ASSIGN_OR_RETURN(CompiledKernel compiled, jit_->get(spec, target_));
   FT_ASSIGN_OR_RETURN(KernelHandle handle, backend_->load_kernel(compiled.code_object, compiled.symbol));
-  loaded_.emplace(spec.name, handle);
-  return handle;
+  const TargetFacts& t = *target_.facts;
+  const KernelResources& r = compiled.resources;
+  const int regs = r.vgprs >= 0 ? r.vgprs : r.registers;
+  const int waves = occupancy_waves(t, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads);
+  const int waves_per_block = (spec.block_threads + t.wave_size - 1) / t.wave_size;
+  const int per_cu = waves * t.simds_per_cu / waves_per_block;
+  Loaded l{handle, std::max(1, per_cu * std::max(1, backend_->info().compute_units))};
+  return &loaded_.emplace(spec.name, l).first->second;
+}
+
+Result<KernelHandle> OpContext::kernel(const KernelSpec& spec) {
+  FT_ASSIGN_OR_RETURN(const Loaded* l, load(spec));
+  return l->handle;
+}
+
+Result<int> OpContext::resident_blocks(const KernelSpec& spec) {
+  FT_ASSIGN_OR_RETURN(const Loaded* l, load(spec));
+  return l->resident_blocks;
 }
 
 OpContext::~OpContext() {

@@ -31,6 +31,11 @@ class OpContext {
   const TargetId& target() const { return target_; }
   // Compiles (or fetches from the cache) and loads `spec` once per context.
   Result<KernelHandle> kernel(const KernelSpec& spec);
+  // How many blocks of `spec` (at spec.block_threads) stay resident at once
+  // on the whole device: the per-CU occupancy from the compiled kernel's
+  // registers and LDS times the CU count, at least 1. For persistent kernels
+  // that size their grid to it.
+  Result<int> resident_blocks(const KernelSpec& spec);
 
   // A device scratch buffer of at least `bytes`, owned by the context and
   // reused by every op that needs temporary space (it grows, never shrinks;
@@ -49,7 +54,12 @@ class OpContext {
   Backend* backend_;
   CompileService* jit_ = nullptr;
   TargetId target_;
-  std::map<std::string, KernelHandle> loaded_;
+  struct Loaded {
+    KernelHandle handle;
+    int resident_blocks = 1;
+  };
+  Result<const Loaded*> load(const KernelSpec& spec);
+  std::map<std::string, Loaded> loaded_;
   std::vector<KernelSpec>* recorder_ = nullptr;
   DeviceBuffer scratch_;
 };

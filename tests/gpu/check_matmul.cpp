@@ -178,6 +178,11 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
     cases.push_back({t, DType::kF16, 8, 258, 2048, false});
     cases.push_back({t, DType::kF32, 2, 300, 1024, true});
   }
+  // Enough row groups for the persistent grid (one step of K per wave, more
+  // than two resident rounds of groups): each block takes several groups.
+  cases.push_back({GgmlType::kQ4_K, DType::kBF16, 1, 24576, 4096, false});
+  cases.push_back({GgmlType::kQ6_K, DType::kBF16, 2, 30001, 4096, true});
+  cases.push_back({GgmlType::kQ4_K, DType::kBF16, 4, 24573, 4096, true});
   // m > 8 goes to the GEMM.
   for (GgmlType t : {GgmlType::kBF16, GgmlType::kQ4_K}) cases.push_back({t, DType::kBF16, 17, 256, 4096, true});
   // SiLU(gate) * up fused into the GEMV's x (and, at m > 8, the two ops).

@@ -35,6 +35,38 @@ TEST(KernelSpec, GeneratedSourceInstantiatesTheTemplate) {
   EXPECT_EQ(found, 2u);
 }
 
+// The quantized GEMV loads its first weights before it waits for the kernel
+// before, so its entry must not wait first; every other kernel's entry does.
+TEST(KernelSpec, QuantizedGemvWaitsForThePreviousKernelItself) {
+  const TargetFacts& t = *find_target("sm_90");
+  const std::string quant = generate_source(gemv_spec(t, DType::kBF16, GgmlType::kQ4_K, 4096, 1));
+  EXPECT_EQ(quant.find("grid_dependency_begin"), std::string::npos);
+  EXPECT_NE(quant.find("ft::gemv_quant<ft::bf16,ft::QuantQ4_K,1,4096,128,4>(args)"), std::string::npos);
+  const std::string dense = generate_source(gemv_spec(t, DType::kBF16, GgmlType::kBF16, 4096, 1));
+  EXPECT_NE(dense.find("ft::grid_dependency_begin(); ft::gemv_dense<"), std::string::npos);
+  // The kernel's own call, after its first weight loads.
+  auto src = kernel_source("gemv.hip");
+  ASSERT_TRUE(src.ok());
+  const size_t body = src->find("FT_DEVICE void gemv_quant(");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_NE(src->find("grid_dependency_begin();", body), std::string::npos);
+}
+
+// Which quantized GEMVs run persistent: one step of K per wave (4 waves of
+// 32 lanes: 16 Q4_K / Q6_K blocks, 32 Q4_0 blocks, 64 Q8_0 blocks a round).
+TEST(KernelSpec, GemvStepsPerWaveFollowTheBlockLayout) {
+  const TargetFacts& t = *find_target("sm_90");
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kQ4_K, 4096), 1);
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kQ6_K, 4096), 1);
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kQ4_K, 12288), 3);
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kQ4_K, 3584), 1);  // 14 blocks: a partial step
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kQ8_0, 4096), 2);
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kQ4_0, 1024), 1);
+  EXPECT_EQ(gemv_steps_per_wave(t, GgmlType::kBF16, 4096), 0);
+  // Wave 64 (gfx942): twice the blocks per step.
+  EXPECT_EQ(gemv_steps_per_wave(*find_target("gfx942"), GgmlType::kQ4_K, 8192), 1);
+}
+
 TEST(KernelSpec, AmdFlagsAreExplicitAndNeverNvidiaOnly) {
   for (const auto& t : all_targets()) {
     if (!t.is_amd()) continue;
