@@ -3,7 +3,10 @@
 // ptxas). Stored per cache entry; shown by `ft-jit inspect`.
 #pragma once
 
+#include <algorithm>
 #include <string>
+
+#include "gfx_targets/targets.h"
 
 namespace ft {
 
@@ -28,6 +31,15 @@ struct KernelResources {
   bool has_spills() const {
     return vgpr_spills > 0 || sgpr_spills > 0 || spill_store_bytes > 0 || spill_load_bytes > 0;
   }
+  // Registers per lane (AMD VGPRs) or per thread (NVIDIA).
+  int register_count() const { return vgprs >= 0 ? vgprs : registers; }
 };
+
+// Resident waves per SIMD (AMD) or warps per SM (NVIDIA) of a kernel with
+// these resources launched in blocks of block_threads (gfx_targets'
+// occupancy_waves).
+inline int occupancy_waves(const TargetFacts& t, const KernelResources& r, int block_threads) {
+  return occupancy_waves(t, r.register_count(), std::max(r.agprs, 0), r.lds_bytes, block_threads);
+}
 
 }  // namespace ft

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "gfx_targets/targets.h"
-
 namespace ft {
 
 Result<const OpContext::Loaded*> OpContext::load(const KernelSpec& spec) {
@@ -17,9 +15,7 @@ Result<const OpContext::Loaded*> OpContext::load(const KernelSpec& spec) {
   FT_ASSIGN_OR_RETURN(CompiledKernel compiled, jit_->get(spec, target_));
   FT_ASSIGN_OR_RETURN(KernelHandle handle, backend_->load_kernel(compiled.code_object, compiled.symbol));
   const TargetFacts& t = *target_.facts;
-  const KernelResources& r = compiled.resources;
-  const int regs = r.vgprs >= 0 ? r.vgprs : r.registers;
-  const int waves = occupancy_waves(t, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads);
+  const int waves = occupancy_waves(t, compiled.resources, spec.block_threads);
   const int waves_per_block = (spec.block_threads + t.wave_size - 1) / t.wave_size;
   const int per_cu = waves * t.simds_per_cu / waves_per_block;
   Loaded l{handle, std::max(1, per_cu * std::max(1, backend_->info().compute_units))};

@@ -52,8 +52,8 @@ TEST_P(AttnTarget, SubsetCompilesWithoutSpills) {
     EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name;
     EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
     EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name;
-    const int regs = facts.is_amd() ? r.vgprs : r.registers;
-    const int waves = occupancy_waves(facts, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads);
+    const int regs = r.register_count();
+    const int waves = occupancy_waves(facts, r, spec.block_threads);
     // Decode is memory-bound: it needs several resident waves per SIMD (warps
     // per SM on NVIDIA) to keep loads in flight.
     const int floor = spec.function == "ft::attention_decode" ? (facts.is_amd() ? facts.max_waves_per_simd / 4 : 8) : 1;

@@ -81,8 +81,8 @@ TEST_P(GemmTarget, CompilesWithoutSpillsOnTheMatrixCore) {
                                    << ", spill stores " << r.spill_store_bytes;
       EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
       EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name << " on " << facts.name;
-      const int regs = r.vgprs >= 0 ? r.vgprs : r.registers;
-      EXPECT_GT(occupancy_waves(facts, regs, std::max(r.agprs, 0), r.lds_bytes, spec.block_threads), 0)
+      const int regs = r.register_count();
+      EXPECT_GT(occupancy_waves(facts, r, spec.block_threads), 0)
           << spec.name << " on " << facts.name << " cannot launch: " << regs << " registers, " << r.lds_bytes
           << " bytes LDS";
       if (dt == DType::kF32 || k != 4096) continue;  // the ISA check once per type

@@ -41,8 +41,7 @@ nlohmann::json row_json(const Row& r, int waves) {
 int occupancy_of(const Row& r) {
   auto target = parse_target_id(r.arch);
   if (!target.ok()) return 0;
-  int regs = r.res.vgprs >= 0 ? r.res.vgprs : r.res.registers;
-  return occupancy_waves(*target->facts, regs, std::max(r.res.agprs, 0), r.res.lds_bytes, r.res.max_workgroup_size);
+  return occupancy_waves(*target->facts, r.res, r.res.max_workgroup_size);
 }
 
 // The disassembler for a code object: llvm-objdump next to the clang in use
