@@ -18,6 +18,7 @@
 #include <vector>
 #include <random>
 
+#include "jit/catalog.h"
 #include "runtime/ops/op_session.h"
 #include "runtime/model/quantize.h"
 #include "runtime/ops/matmul.h"
@@ -121,8 +122,7 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
                 });
         // As the decode step runs it: x arrives quantized from the kernel
         // before (the norm, the attention), so the GEMV alone.
-        const bool quantized = type != GgmlType::kBF16;
-        if (quantized && m == 1) {
+        if (gemv_quantized(type) && m == 1) {
           auto q8 = quantize_x(ctx, dt, k, *x, m, std::nullopt);
           if (!q8.ok()) return 2;
           measure(fmt::format("{} m={} {}x{} x q8", ggml_type_name(type), m, n, k),

@@ -528,19 +528,21 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   // dependent launch they arrive while that kernel finishes (4096 x 4096
   // Q4_K 5.7 -> 5.1 us, Q8_0 6.2 -> 5.3 on the H200). Everything from x on
   // comes after the wait.
+  // Pipelining takes a second set of raw words: NVIDIA only, at m <= 2 (at
+  // larger m the x rows take those registers; on gfx1150 it costs waves per
+  // SIMD that the tile was chosen for).
+#if defined(FT_AMD)
+  constexpr bool kCanPipeline = false;
+#else
+  constexpr bool kCanPipeline = Q::kPipelineSteps > 0 && kM <= 2;
+#endif
   long long rows[kRows];
   int g = block_x();
   first_blocks(g, rows);
   if constexpr (kStepsPerWave == 1) {
-    // Persistent. Pipelined on NVIDIA at m <= 2 (a second set of raw words;
-    // at larger m the x rows take those registers; on gfx1150 it costs
-    // waves per SIMD that the tile was chosen for): LM head Q6_K 137 -> 118
-    // us, Q4_K 106 -> 93 on the H200.
-#if defined(FT_AMD)
-    constexpr bool kPipelined = false;
-#else
-    constexpr bool kPipelined = Q::kPipelineSteps > 0 && kM <= 2;
-#endif
+    // Persistent, pipelined across groups where it can be: LM head Q6_K 137
+    // -> 118 us, Q4_K 106 -> 93 on the H200.
+    constexpr bool kPipelined = kCanPipeline;
     const int s = wave_id();
     Raw cur[kRows];
     if (s < kSteps) load(rows, s, cur);
@@ -574,13 +576,8 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     }
   } else {
     // One group per block. From Q::kPipelineSteps steps per wave on, the
-    // next step's weights load during this one's dot products (NVIDIA, m <= 2,
-    // as above).
-#if defined(FT_AMD)
-    constexpr bool kPipelined = false;
-#else
-    constexpr bool kPipelined = kStepsPerWave >= Q::kPipelineSteps && Q::kPipelineSteps > 0 && kM <= 2;
-#endif
+    // next step's weights load during this one's dot products.
+    constexpr bool kPipelined = kCanPipeline && kStepsPerWave >= Q::kPipelineSteps;
     int s = wave_id();
     Raw cur[kRows];
     if (s < kSteps) load(rows, s, cur);
