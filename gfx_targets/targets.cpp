@@ -51,9 +51,12 @@ constexpr Tiles with_gemv(Tiles t, GemvTile g) {
 }
 // GEMV tiles (decode): 4 waves split K; 4 rows per block at m <= 2, 2 at
 // m >= 4. gfx1150 (1024 VGPRs per SIMD): chosen for >= 8 waves per SIMD,
-// i.e. <= 128 VGPRs, in every bucket (the m = 8 quantized kernels are the
-// largest); `ft-jit inspect --arch gfx1150 --kernel gemv` shows it. H200:
-// a 4096-row weight is 1024 blocks, ~31 warps per SM.
+// i.e. <= 128 VGPRs, at m <= 2, which every K = 4096 kernel keeps (Q4_K 76
+// VGPRs) and the K = 12288 Q5_K kernel does not (179: the compiler spends
+// them on the branch-free K-quant scales; capping it at 128 spills); the
+// m = 8 quantized kernels take 107-224. `ft-jit inspect --arch gfx1150
+// --kernel gemv` shows it. H200: a 4096-row weight is 1024 blocks, ~31
+// warps per SM.
 constexpr GemvTile kNvidiaGemv{.block_threads = 128, .rows = 4, .rows_wide_m = 2};
 constexpr GemvTile kRdnaGemv{.block_threads = 128, .rows = 4, .rows_wide_m = 2};
 constexpr GemvTile kCdnaGemv{.block_threads = 256, .rows = 4, .rows_wide_m = 2};

@@ -116,12 +116,18 @@ FT_DEVICE int minus32_i8x4(ft_u32 v) { return static_cast<int>((v + 0x60606060u)
 // second set of registers cost warps); the persistent grid at one step per
 // wave (gemv_quant) pipelines across groups instead, which pays. Q5_K
 // follows Q4_K (not measured); Q4_0 is not pipelined (not measured).
+// kPipelineAlternates: the pipelined loop over several steps per wave runs
+// unrolled by two, alternating two sets of raw words, instead of copying
+// the next step's words over the current ones. Q4_K 4096 x 12288: 11.2 ->
+// 10.1 us (ptxas kept the loads ahead of the dot: 121 registers against
+// 86); Q8_0 and Q6_K lose by it (14.4 -> 16.0 and 12.1 -> 12.7 us).
 
 // Q8_0, device layout (qs [B][32], d [B]): 2 lanes x 16 elements, one
 // 16-byte load each.
 struct QuantQ8_0 {
   static constexpr int kElems = 32, kBytes = 34, kParts = 2, kInts = 4, kXRun = 4;
   static constexpr int kPipelineSteps = 1;
+  static constexpr bool kPipelineAlternates = false;
   static FT_DEVICE int elem(int p, int i) { return 16 * p + 4 * i; }
   struct Raw {
     Vec<int, 16> q;
@@ -153,6 +159,7 @@ struct QuantQ8_0 {
 struct QuantQ4_0 {
   static constexpr int kElems = 32, kBytes = 18, kParts = 4, kInts = 2, kXRun = 1;
   static constexpr int kPipelineSteps = 0;
+  static constexpr bool kPipelineAlternates = false;
   static FT_DEVICE int elem(int p, int i) { return 4 * p + 16 * i; }
   struct Raw {
     ft_u32 q, d;
@@ -185,48 +192,51 @@ struct QuantQ4_0 {
 FT_DEVICE int k_quant_elem(int p, int i) { return 64 * (p >> 1) + 16 * (p & 1) + 4 * (i & 3) + 32 * (i >> 2); }
 struct KQuantRegs {
   int q[8];
-  int sc[2], mn[2];
+  int sc[2];  // scales of sub-blocks 2g and 2g + 1
+  int mn;     // the min of sub-block 2g + p % 2 (the mins term is split over the lane pair)
   float d, dmin;
 };
 // d, dmin and the 6-bit scales and mins of sub-blocks 2g and 2g + 1 from the
 // block's head (g < 2: the low 6 bits of bytes 2g.. and 2g + 4..; g >= 2:
 // nibbles of bytes 2g + 4.. with the top bits of bytes 2g - 4.. and 2g..).
+// Written without a branch on g: half of every 8 lanes take each side, so a
+// branch ran both sides in every wave (lane constants: the shifts).
 FT_DEVICE void k_quant_scales(const Vec<ft_u32, 16>& head, int p, KQuantRegs& r) {
   r.d = half_bits_to_float(head.v[0] & 0xFFFFu);
   r.dmin = half_bits_to_float(head.v[0] >> 16);
   const int g = p >> 1, sh = 16 * (g & 1);
-  const ft_u32 s0 = head.v[1] >> sh, s1 = head.v[2] >> sh, s2 = head.v[3] >> sh;
-  ft_u32 sc, mn;
-  if (g < 2) {
-    sc = s0 & 0x3F3Fu;
-    mn = s1 & 0x3F3Fu;
-  } else {
-    sc = (s2 & 0x0F0Fu) | ((s0 >> 2) & 0x3030u);
-    mn = ((s2 >> 4) & 0x0F0Fu) | ((s1 >> 2) & 0x3030u);
-  }
+  const bool low = g < 2;
+  const ft_u32 s0 = head.v[1], s1 = head.v[2], s2 = head.v[3];
+  const ft_u32 sc = (((low ? s0 : s2) >> sh) & 0x0F0Fu) | ((s0 >> (low ? sh : sh + 2)) & 0x3030u);
+  const ft_u32 mn = (((low ? s1 : s2) >> (low ? sh : sh + 4)) & 0x0F0Fu) | ((s1 >> (low ? sh : sh + 2)) & 0x3030u);
   r.sc[0] = static_cast<int>(sc & 0xFFu), r.sc[1] = static_cast<int>(sc >> 8);
-  r.mn[0] = static_cast<int>(mn & 0xFFu), r.mn[1] = static_cast<int>(mn >> 8);
+  r.mn = static_cast<int>((mn >> (8 * (p & 1))) & 0xFFu);
 }
 // The part's sum over sub-blocks 2g and 2g + 1 (x scales xd[2g], xd[2g + 1]).
 // The mins term, dmin * mn * (sum of x over the sub-block), covers the whole
-// sub-block, so only the first lane of each pair (p even) adds it.
+// sub-block: lane p adds sub-block 2g + p % 2's, so the pair covers both.
+// kHigh16: ints 4..7 hold the high nibbles in place (16 x their value, as
+// unsigned bytes), dotted with dot4_u8i8 and the sum shifted back once: one
+// AND per int instead of a shift and an AND.
+template <bool kHigh16 = false>
 FT_DEVICE float k_quant_dot(const KQuantRegs& r, const int* x, const float* xd, const float* xs, int p) {
   int s0 = 0, s1 = 0;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     s0 = dot4_i8(r.q[i], x[i], s0);
-    s1 = dot4_i8(r.q[4 + i], x[4 + i], s1);
+    s1 = kHigh16 ? dot4_u8i8(r.q[4 + i], x[4 + i], s1) : dot4_i8(r.q[4 + i], x[4 + i], s1);
   }
+  if (kHigh16) s1 >>= 4;  // exact: every term is a multiple of 16
   const int j = 2 * (p >> 1);
-  float v = r.d * (static_cast<float>(s0 * r.sc[0]) * xd[j] + static_cast<float>(s1 * r.sc[1]) * xd[j + 1]);
-  if ((p & 1) == 0) v -= r.dmin * (static_cast<float>(r.mn[0]) * xs[j] + static_cast<float>(r.mn[1]) * xs[j + 1]);
-  return v;
+  return r.d * (static_cast<float>(s0 * r.sc[0]) * xd[j] + static_cast<float>(s1 * r.sc[1]) * xd[j + 1]) -
+         r.dmin * static_cast<float>(r.mn) * xs[j + (p & 1)];
 }
 
 // Q4_K {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: group g's quants are qs[32g..32g+31].
 struct QuantQ4_K {
   static constexpr int kElems = 256, kBytes = 144, kParts = 8, kInts = 8, kXRun = 4;
   static constexpr int kPipelineSteps = 2;
+  static constexpr bool kPipelineAlternates = true;
   static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
   struct Raw {
     Vec<ft_u32, 16> head, qs;
@@ -242,11 +252,11 @@ struct QuantQ4_K {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       r.q[i] = static_cast<int>(raw.qs.v[i] & 0x0F0F0F0Fu);
-      r.q[4 + i] = static_cast<int>((raw.qs.v[i] >> 4) & 0x0F0F0F0Fu);
+      r.q[4 + i] = static_cast<int>(kDot4U8I8 ? raw.qs.v[i] & 0xF0F0F0F0u : (raw.qs.v[i] >> 4) & 0x0F0F0F0Fu);
     }
   }
   static FT_DEVICE float dot(const Regs& r, const int* x, const float* xd, const float* xs, int p) {
-    return k_quant_dot(r, x, xd, xs, p);
+    return k_quant_dot<kDot4U8I8>(r, x, xd, xs, p);
   }
 };
 
@@ -255,6 +265,7 @@ struct QuantQ4_K {
 struct QuantQ5_K {
   static constexpr int kElems = 256, kBytes = 176, kParts = 8, kInts = 8, kXRun = 4;
   static constexpr int kPipelineSteps = 2;
+  static constexpr bool kPipelineAlternates = true;
   static FT_DEVICE int elem(int p, int i) { return k_quant_elem(p, i); }
   struct Raw {
     Vec<ft_u32, 16> head, qh, qs;
@@ -290,6 +301,7 @@ struct QuantQ5_K {
 struct QuantQ6_K {
   static constexpr int kElems = 256, kBytes = 210, kParts = 8, kInts = 8, kXRun = 2;
   static constexpr int kPipelineSteps = 1;
+  static constexpr bool kPipelineAlternates = false;
   static FT_DEVICE int elem(int p, int i) { return 128 * (p >> 2) + 32 * (i >> 1) + 8 * (p & 3) + 4 * (i & 1); }
   struct Raw {
     Vec<ft_u32, 16> ql;
@@ -584,12 +596,23 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     grid_dependency_begin();
     if constexpr (kPipelined) {
       Raw next[kRows];
+      if constexpr (Q::kPipelineAlternates) {
 #pragma unroll 1
-      for (; s < kSteps; s += kWaves) {
-        if (s + kWaves < kSteps) load(rows, s + kWaves, next);
-        step(s, cur);
+        for (; s < kSteps; s += 2 * kWaves) {
+          if (s + kWaves < kSteps) load(rows, s + kWaves, next);
+          step(s, cur);
+          if (s + kWaves >= kSteps) break;
+          if (s + 2 * kWaves < kSteps) load(rows, s + 2 * kWaves, cur);
+          step(s + kWaves, next);
+        }
+      } else {
+#pragma unroll 1
+        for (; s < kSteps; s += kWaves) {
+          if (s + kWaves < kSteps) load(rows, s + kWaves, next);
+          step(s, cur);
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+          for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+        }
       }
     } else {
 #pragma unroll 1

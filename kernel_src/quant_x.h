@@ -30,6 +30,30 @@ FT_DEVICE int dot4_i8(int a, int b, int c) {
 #endif
 }
 
+// The same with a's bytes unsigned (0..255) and b's signed, where the target
+// has it in one instruction: dp4a.u32.s32 on NVIDIA, sudot4 on gfx11/gfx12
+// (gfx9's sdot4 has no mixed form: kDot4U8I8 false, and callers keep to
+// dot4_i8).
+#if defined(FT_NVIDIA) || defined(FT_HAS_SUDOT4)
+constexpr bool kDot4U8I8 = true;
+#else
+constexpr bool kDot4U8I8 = false;
+#endif
+FT_DEVICE int dot4_u8i8(int a, int b, int c) {
+#if defined(FT_NVIDIA)
+  int r;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
+  return r;
+#elif defined(FT_HAS_SUDOT4)
+  return __builtin_amdgcn_sudot4(false, a, true, b, c, false);
+#else
+#pragma unroll
+  for (int i = 0; i < 32; i += 8)
+    c += static_cast<int>((static_cast<unsigned>(a) >> i) & 0xFFu) * static_cast<int>(static_cast<signed char>(b >> i));
+  return c;
+#endif
+}
+
 FT_DEVICE float abs_max(float m, float v) {
 #if defined(FT_AMD)
   return __builtin_fmaxf(m, __builtin_fabsf(v));

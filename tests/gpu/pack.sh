@@ -14,7 +14,7 @@ out="$here/.devbuild"
 mkdir -p "$out/tok"
 stage="$(mktemp -d)"
 mkdir -p "$stage/bin"
-for b in ft-serve ft-model ft-compile-worker e2e_check e2e_bench op_check ops_bench gemv_bench gemm_bench attention_bench; do
+for b in ft-serve ft-model ft-jit ft-compile-worker e2e_check e2e_bench op_check ops_bench gemv_bench gemm_bench attention_bench; do
   [ -f "$build/bin/$b" ] && strip -o "$stage/bin/$b" "$build/bin/$b"
 done
 if [ -n "$base" ]; then strip -o "$stage/bin/e2e_bench_base" "$base/bin/e2e_bench"; fi
