@@ -268,6 +268,17 @@ KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int 
   return s;
 }
 
+KernelSpec gemv2_spec(const TargetFacts& target, DType act, GgmlType first, GgmlType second, int k, int m_bucket) {
+  KernelSpec s = gemv_spec(target, act, first, k, m_bucket);
+  const GemvWeight* w2 = find_gemv_weight(second);
+  if (!w2) w2 = &kGemvWeights[0];
+  const GemvWeight* w1 = find_gemv_weight(first);
+  s.name = fmt::format("ft_gemv_{}_{}_{}_k{}_m{}", dtype_name(act), w1 ? w1->name : "f32", w2->name, k, m_bucket);
+  s.function = "ft::gemv_quant2";
+  s.template_args.insert(s.template_args.begin() + 2, w2->device_type);
+  return s;
+}
+
 std::vector<int> catalog_gemv_k_sizes() {
   // Qwen3-0.6B 1024 / 3072 (o_proj 2048), Llama-3.2-1B 2048 / 8192, Qwen2.5-7B 3584 / 18944,
   // Llama-3-8B / Qwen3-8B 4096 / 14336 / 12288.
@@ -323,6 +334,9 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     for (GgmlType w : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K})
       specs.push_back(gemv_spec(target, DType::kF16, w, k, 1));
   }
+  // Q4_K_M's q|k (Q4_K) and v (Q6_K) in one launch, at the hidden widths.
+  for (int k : catalog_gemv_k_sizes())
+    if (k <= 8192) specs.push_back(gemv2_spec(target, DType::kBF16, GgmlType::kQ4_K, GgmlType::kQ6_K, k, 1));
   // x quantization for the quantized GEMVs.
   for (int k : catalog_gemv_k_sizes())
     for (DType dt : {DType::kBF16, DType::kF16}) specs.push_back(gemv_quantize_x_spec(dt, k));

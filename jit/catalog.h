@@ -80,6 +80,10 @@ std::vector<int> catalog_gemm_k_sizes();
 // thread, grid ceil(m * k / (16 / element bytes) / kGemvQuantizeThreads).
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
                      std::optional<GatedAct> gate = std::nullopt);
+// Two quantized weights of different types on one quantized x in one
+// launch (gemv.hip's gemv_quant2; both must be gemv_quantized): the
+// first's blocks, then the second's, each sized as for gemv_spec.
+KernelSpec gemv2_spec(const TargetFacts& target, DType act, GgmlType first, GgmlType second, int k, int m_bucket);
 constexpr int kGemvQuantizeThreads = 128;
 KernelSpec gemv_quantize_x_spec(DType act, int k, std::optional<GatedAct> gate = std::nullopt);
 size_t gemv_quantized_x_bytes(int m, int k);

@@ -49,6 +49,13 @@ struct GemvArgs {
   int m;            // rows of x, 1..kM
   int ldy;          // y's row stride (n, or more when weights side by side share y)
   long long wblocks;  // blocks in the weight buffer (the device layout's planes span them all)
+  // gemv_quant2 only: a second weight of another type on the same x, its n2
+  // outputs in y's columns n.. (bias from bias + n), run by the blocks from
+  // `split` on.
+  const ft_u8* w2;
+  long long wblocks2;
+  int n2;
+  int split;
 };
 
 // ---- The x input ---------------------------------------------------------------
@@ -459,8 +466,9 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
 
-// a.x is x quantized for the same m and K (quant_x.h's buffer). Block b
-// takes the row groups b, b + grid, ... of kRows rows each. Where a wave
+// a.x is x quantized for the same m and K (quant_x.h's buffer). Block b of
+// the `blocks` running this weight takes the row groups b, b + blocks, ...
+// of kRows rows each. Where a wave
 // has one step of K per group (K = 4096 Q4_K / Q6_K: 16 blocks, 4 waves of 4)
 // the kernel runs persistent: the launcher sizes the grid to what stays
 // resident (runtime/ops/matmul.cpp), and a wave's steps run on across its
@@ -468,7 +476,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 // and block sum run. Elsewhere the grid has one block per group
 // (gemv_steps_per_wave() in jit/catalog.h tells the launcher which).
 template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
-FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
+FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
   static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
   constexpr int kBlocks = kK / Q::kElems;
@@ -478,7 +486,7 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   constexpr int kStepsPerWave = (kSteps + kWaves - 1) / kWaves;
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int groups = (a.n + kRows - 1) / kRows;
-  if (block_x() >= groups) return;  // uniform over the block (it reads nothing)
+  if (block >= groups) return;  // uniform over the block (it reads nothing)
   const int part = lane_id() % Q::kParts;
   constexpr int kXBlocks = kK / 32;
   const ft_u8* xq[kM];
@@ -549,7 +557,7 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
   constexpr bool kCanPipeline = Q::kPipelineSteps > 0 && kM <= 2;
 #endif
   long long rows[kRows];
-  int g = block_x();
+  int g = block;
   first_blocks(g, rows);
   if constexpr (kStepsPerWave == 1) {
     // Persistent, pipelined across groups where it can be: LM head Q6_K 137
@@ -562,7 +570,7 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
     int parity = 0;
 #pragma unroll 1
     while (true) {
-      const int next_g = g + grid_x();
+      const int next_g = g + blocks;
       const bool more = next_g < groups;
       first_blocks(next_g, rows);
       if constexpr (kPipelined) {
@@ -622,6 +630,30 @@ FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
       }
     }
     gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc);
+  }
+}
+
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
+FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
+  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows>(a, block_x(), grid_x());
+}
+
+// Two quantized weights of different types side by side on one x (Q4_K_M's
+// q|k and its Q6_K v) in one launch: blocks [0, split) run the first, the
+// rest the second, each as gemv_quant would. Its blocks run beside the
+// first weight's instead of a second kernel after it.
+template <typename T, typename Q, typename Q2, int kM, int kK, int kThreads, int kRows>
+FT_DEVICE void gemv_quant2(const GemvArgs<T>& a) {
+  if (block_x() < a.split) {
+    gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows>(a, block_x(), a.split);
+  } else {
+    GemvArgs<T> b = a;
+    b.w = a.w2;
+    b.n = a.n2;
+    b.wblocks = a.wblocks2;
+    b.y = a.y + a.n;
+    b.bias = a.bias ? a.bias + a.n : nullptr;
+    gemv_quant_blocks<T, Q2, kM, kK, kThreads, kRows>(b, block_x() - a.split, grid_x() - a.split);
   }
 }
 

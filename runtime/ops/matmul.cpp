@@ -49,36 +49,51 @@ Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
 }
 
 // One GEMV: x is the activations for dense weights and the quantized x for
-// quantized ones; y rows are ldy elements apart.
+// quantized ones; y rows are ldy elements apart. With `second` (quantized,
+// like w, of another type), its outputs follow w's in y and one launch runs
+// both (gemv2_spec).
 Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
-                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt) {
+                   DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt,
+                   const WeightView* second = nullptr) {
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
-  const KernelSpec spec = gemv_spec(t, act, w.type, w.k, bucket, gate);
+  const KernelSpec spec =
+      second ? gemv2_spec(t, act, w.type, second->type, w.k, bucket) : gemv_spec(t, act, w.type, w.k, bucket, gate);
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
-  // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
-  struct {
-    uint64_t x, w, y, bias;
-    int n, m, ldy;
-    long long wblocks;
-  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w))};
   const int rows_per_block = gemv_rows_per_block(t, bucket);
-  LaunchDims dims;
   const int groups = (w.n + rows_per_block - 1) / rows_per_block;
-  dims.grid[0] = static_cast<unsigned>(groups);
+  const int groups2 = second ? (second->n + rows_per_block - 1) / rows_per_block : 0;
+  int grid = groups, grid2 = groups2;
   // Where the quantized GEMV runs persistent (one step of K per wave) and
   // the row groups take more than two rounds of the blocks that stay
   // resident (LM heads, an 8B model's gate|up), the grid is what stays
   // resident, trimmed so every block takes the same number of groups. At one
   // or two rounds one group per block lets the hardware balance blocks that
-  // start late behind the kernel before.
-  if (gemv_steps_per_wave(t, w.type, w.k) == 1) {
+  // start late behind the kernel before. A weight whose kernel is not
+  // persistent keeps one block per group.
+  const bool persistent = gemv_steps_per_wave(t, w.type, w.k) == 1;
+  const bool persistent2 = second && gemv_steps_per_wave(t, second->type, w.k) == 1;
+  if (persistent || persistent2) {
     FT_ASSIGN_OR_RETURN(int resident, ctx.resident_blocks(spec));
-    if (groups > 2 * resident) {
-      const int per_block = (groups + resident - 1) / resident;
-      dims.grid[0] = static_cast<unsigned>((groups + per_block - 1) / per_block);
+    if (groups + groups2 > 2 * resident) {
+      const int per_block = (groups + groups2 + resident - 1) / resident;
+      if (persistent) grid = (groups + per_block - 1) / per_block;
+      if (persistent2) grid2 = (groups2 + per_block - 1) / per_block;
     }
   }
+  // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
+  struct {
+    uint64_t x, w, y, bias;
+    int n, m, ldy;
+    long long wblocks;
+    uint64_t w2;
+    long long wblocks2;
+    int n2, split;
+  } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w)),
+         second ? second->data.ptr : 0, second ? static_cast<long long>(weight_blocks(*second)) : 0,
+         second ? second->n : 0, grid};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>(grid + grid2);
   dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }
@@ -97,6 +112,10 @@ Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, 
   if (any_quantized && !x_q8.ptr) {
     FT_ASSIGN_OR_RETURN(x_q8, quantize_x(ctx, act, parts[0].k, x, m, gate));
   }
+  // Two quantized weights of different types (Q4_K_M's q|k and Q6_K v): one launch.
+  if (parts.size() == 2 && gemv_quantized(parts[0].type) && gemv_quantized(parts[1].type) &&
+      parts[0].type != parts[1].type)
+    return launch_gemv(ctx, act, parts[0], x_q8, m, y, total, bias, std::nullopt, &parts[1]);
   const size_t es = dtype_size(act);
   size_t col = 0;
   for (const WeightView& w : parts) {

@@ -47,9 +47,23 @@ TEST(KernelSpec, QuantizedGemvWaitsForThePreviousKernelItself) {
   // The kernel's own call, after its first weight loads.
   auto src = kernel_source("gemv.hip");
   ASSERT_TRUE(src.ok());
-  const size_t body = src->find("FT_DEVICE void gemv_quant(");
+  const size_t body = src->find("FT_DEVICE void gemv_quant_blocks(");
   ASSERT_NE(body, std::string::npos);
   EXPECT_NE(src->find("grid_dependency_begin();", body), std::string::npos);
+}
+
+// Two weights of different GGUF types in one launch (Q4_K_M's q|k and v):
+// the second type follows the first in the template, the kernel waits itself
+// like gemv_quant, and the name tells both types.
+TEST(KernelSpec, TwoTypeGemvNamesBothTypesAndWaitsItself) {
+  const TargetFacts& t = *find_target("sm_90");
+  const KernelSpec s = gemv2_spec(t, DType::kBF16, GgmlType::kQ4_K, GgmlType::kQ6_K, 4096, 1);
+  EXPECT_EQ(s.name, "ft_gemv_bf16_q4_k_q6_k_k4096_m1");
+  EXPECT_TRUE(s.waits_itself);
+  const std::string src = generate_source(s);
+  EXPECT_EQ(src.find("grid_dependency_begin"), std::string::npos);
+  EXPECT_NE(src.find("ft::gemv_quant2<ft::bf16,ft::QuantQ4_K,ft::QuantQ6_K,1,4096,128,4>(args)"), std::string::npos);
+  EXPECT_NE(s.name, gemv2_spec(t, DType::kBF16, GgmlType::kQ6_K, GgmlType::kQ4_K, 4096, 1).name);
 }
 
 // Which quantized GEMVs run persistent: one step of K per wave (4 waves of
