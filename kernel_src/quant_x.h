@@ -13,46 +13,42 @@
 
 namespace ft {
 
-FT_DEVICE int dot4_i8(int a, int b, int c) {
-#if defined(FT_NVIDIA)
-  int r;
-  asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
-  return r;
-#elif defined(FT_HAS_SUDOT4)
-  return __builtin_amdgcn_sudot4(true, a, true, b, c, false);
-#elif defined(FT_HAS_SDOT4)
-  return __builtin_amdgcn_sdot4(a, b, c, false);
-#else
-#pragma unroll
-  for (int i = 0; i < 32; i += 8)
-    c += static_cast<int>(static_cast<signed char>(a >> i)) * static_cast<int>(static_cast<signed char>(b >> i));
-  return c;
-#endif
-}
-
-// The same with a's bytes unsigned (0..255) and b's signed, where the target
-// has it in one instruction: dp4a.u32.s32 on NVIDIA, sudot4 on gfx11/gfx12
-// (gfx9's sdot4 has no mixed form: kDot4U8I8 false, and callers keep to
-// dot4_i8).
+// c + the 4-way dot product of the bytes of a and b, b's signed, a's signed
+// or (kSignedA false) unsigned 0..255. One instruction where the target has
+// it: dp4a on NVIDIA, sudot4 (either signedness) on gfx11/gfx12, sdot4 on
+// gfx9 for signed a only; kDot4U8I8 says whether the unsigned form is one
+// (callers keep to the signed form where it is not).
 #if defined(FT_NVIDIA) || defined(FT_HAS_SUDOT4)
 constexpr bool kDot4U8I8 = true;
 #else
 constexpr bool kDot4U8I8 = false;
 #endif
-FT_DEVICE int dot4_u8i8(int a, int b, int c) {
+template <bool kSignedA>
+FT_DEVICE int dot4(int a, int b, int c) {
 #if defined(FT_NVIDIA)
   int r;
-  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
+  if constexpr (kSignedA)
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
+  else
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
   return r;
 #elif defined(FT_HAS_SUDOT4)
-  return __builtin_amdgcn_sudot4(false, a, true, b, c, false);
+  return __builtin_amdgcn_sudot4(kSignedA, a, true, b, c, false);
 #else
+#if defined(FT_HAS_SDOT4)
+  if constexpr (kSignedA) return __builtin_amdgcn_sdot4(a, b, c, false);
+#endif
 #pragma unroll
-  for (int i = 0; i < 32; i += 8)
-    c += static_cast<int>((static_cast<unsigned>(a) >> i) & 0xFFu) * static_cast<int>(static_cast<signed char>(b >> i));
+  for (int i = 0; i < 32; i += 8) {
+    const int ai = kSignedA ? static_cast<int>(static_cast<signed char>(a >> i))
+                            : static_cast<int>((static_cast<unsigned>(a) >> i) & 0xFFu);
+    c += ai * static_cast<int>(static_cast<signed char>(b >> i));
+  }
   return c;
 #endif
 }
+FT_DEVICE int dot4_i8(int a, int b, int c) { return dot4<true>(a, b, c); }
+FT_DEVICE int dot4_u8i8(int a, int b, int c) { return dot4<false>(a, b, c); }
 
 FT_DEVICE float abs_max(float m, float v) {
 #if defined(FT_AMD)
