@@ -81,6 +81,42 @@ TEST(KernelSpec, GemvStepsPerWaveFollowTheBlockLayout) {
   EXPECT_EQ(gemv_steps_per_wave(*find_target("gfx942"), GgmlType::kQ4_K, 8192), 1);
 }
 
+// The host's steps per wave (which decides the persistent grid) from the
+// kernel's own constants: each quant struct's kParts and kElems as
+// gemv.hip declares them, so a change on one side fails here.
+TEST(KernelSpec, GemvStepsPerWaveMatchTheKernelConstants) {
+  auto src = kernel_source("gemv.hip");
+  ASSERT_TRUE(src.ok());
+  auto constant = [&](const std::string& type, const std::string& name) {
+    const size_t at = src->find("struct " + type + " {");
+    if (at == std::string::npos) return -1;
+    const size_t end = src->find("\n};", at);
+    const size_t c = src->find(name + " = ", at);
+    if (c == std::string::npos || c > end) return -1;
+    return std::atoi(src->c_str() + c + name.size() + 3);
+  };
+  const std::pair<GgmlType, const char*> types[] = {{GgmlType::kQ8_0, "QuantQ8_0"},
+                                                    {GgmlType::kQ4_0, "QuantQ4_0"},
+                                                    {GgmlType::kQ4_K, "QuantQ4_K"},
+                                                    {GgmlType::kQ5_K, "QuantQ5_K"},
+                                                    {GgmlType::kQ6_K, "QuantQ6_K"}};
+  for (const auto& [type, name] : types) {
+    const int parts = constant(name, "kParts"), elems = constant(name, "kElems");
+    ASSERT_GT(parts, 0) << name;
+    ASSERT_GT(elems, 0) << name;
+    for (const char* arch : {"sm_90", "gfx1150", "gfx942"}) {
+      const TargetFacts& t = *find_target(arch);
+      const int waves = t.tiles.gemv.block_threads / t.wave_size;
+      for (int k : catalog_gemv_k_sizes()) {
+        if (k % elems != 0) continue;
+        const int per_step = t.wave_size / parts;
+        const int steps = (k / elems + per_step - 1) / per_step;
+        EXPECT_EQ(gemv_steps_per_wave(t, type, k), (steps + waves - 1) / waves) << name << " " << arch << " k " << k;
+      }
+    }
+  }
+}
+
 TEST(KernelSpec, AmdFlagsAreExplicitAndNeverNvidiaOnly) {
   for (const auto& t : all_targets()) {
     if (!t.is_amd()) continue;
