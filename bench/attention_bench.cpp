@@ -85,6 +85,7 @@ class Bench {
       auto ws = b.alloc(attention_decode_workspace_bytes(s, kv));
       if (!ws.ok()) return;
       owned.push_back(*ws);
+      if (!b.fill_bytes(*ws, 0).ok()) return;  // the counters start at zero
       const double bytes = 2.0 * n_seqs * context * kKvHeads * kHeadDim * 2;
       measure(name, bytes, 0, [&] { return attention_decode(ctx, dt, s, kv, q, k, v, tab, lens, *ws, out); });
     } else {

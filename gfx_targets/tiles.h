@@ -36,7 +36,8 @@ struct RopeTile {
 // Paged attention (kernel_src/attention.hip).
 struct AttnTile {
   int decode_waves;      // waves per decode block (one KV head, one partition)
-  int decode_partition;  // context tokens per split-K partition
+  int decode_partition;  // most context tokens one decode block holds (its scores in LDS); a
+                         // short batch splits its contexts finer to fill the GPU
   // Portable f32-FMA prefill: rows (token, head) x split lanes per row, K/V
   // tiles of prefill_keys keys staged as f32 in LDS. (The NVIDIA mma.sync
   // prefill has its own fixed 64 x 64 tile.)

@@ -62,17 +62,6 @@ KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int hea
   return s;
 }
 
-KernelSpec attention_decode_reduce_spec(const TargetFacts&, DType dtype, int head_dim) {
-  KernelSpec s;
-  s.name = fmt::format("ft_attn_decode_reduce_{}_d{}", dtype_name(dtype), head_dim);
-  s.family = "attention";
-  s.function = "ft::attention_decode_reduce";
-  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim)};
-  s.args_type = fmt::format("ft::DecodeReduceArgs<{}>", dtype_device_name(dtype));
-  s.block_threads = head_dim;
-  return s;
-}
-
 namespace {
 bool prefill_uses_mma(const TargetFacts& target, DType dtype) {
   return !target.is_amd() && dtype != DType::kF32 &&
@@ -349,7 +338,6 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {
     for (int d : {64, 128}) {
-      specs.push_back(attention_decode_reduce_spec(target, dt, d));
       // NORM pairs are llama weights from GGUF (no q/k norm); Qwen3's q/k norm comes with NEOX.
       specs.push_back(rope_spec(target, dt, d, false, false));
       for (bool norm : {false, true}) specs.push_back(rope_spec(target, dt, d, true, norm));

@@ -29,8 +29,6 @@ KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool 
 // Paged attention (kernel_src/attention.hip). group = n_heads / n_kv_heads.
 // Decode launch: grid (partitions, n_seqs * n_kv_heads), block_threads.
 KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);
-// Merges the decode partitions: grid (n_heads, n_seqs), head_dim threads.
-KernelSpec attention_decode_reduce_spec(const TargetFacts& target, DType dtype, int head_dim);
 // Prefill / extend: mma.sync on NVIDIA for f16/bf16, the f32-FMA kernel
 // otherwise. Grid (row tiles, n_seqs * n_kv_heads); rows per tile below.
 KernelSpec attention_prefill_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);

@@ -7,13 +7,15 @@
 //   once per group instead of once per query head. Two passes over the
 //   partition: scores q.k for every (key, head) into LDS, then softmax
 //   weights times V. The partial result (unnormalized output, running max and
-//   sum) goes to the workspace, or straight to `out` when one partition holds
-//   every context. Napkin math at 32 x (32 q / 8 kv heads) x 4096 x 128 bf16:
+//   sum) goes to the workspace, and the last of a (sequence, KV head)'s
+//   partitions to finish merges them into `out` (no second kernel); or it
+//   goes straight to `out` when one partition holds every context. A short
+//   batch splits its contexts finer than the LDS partition needs, so its few
+//   (sequence, KV head) pairs still fill the GPU. Napkin math at 32 x (32 q / 8 kv heads) x 4096 x 128 bf16:
 //   K+V = 537 MB, 128 us at 4.2 TB/s; the FMAs (4 per K or V element for
 //   group 4) are about a third of the issue slots in that time. (A one-pass
 //   online-softmax variant with 16 lanes per key measured 16% slower at batch
 //   32 on the H200: more shuffles per key and more registers.)
-// attention_decode_reduce: merges the partitions of each (sequence, head).
 // attention_prefill_fma / attention_prefill_mma: flash-style online softmax,
 //   causal, any q_len per sequence (extend after cached tokens). Rows of a
 //   tile are (new token, head of the group) pairs of one KV head, so K/V tiles
@@ -62,11 +64,13 @@ struct DecodeArgs {
   int n_heads;
   int n_kv_heads;
   int max_blocks;
-  int max_parts;
+  int max_parts;             // grid x: the most partitions a context splits into (decode_span)
   int direct;                // 1: a single partition covers every context; write `out`
   int n_seqs;
+  int min_span;              // fewest context tokens per partition (decode_span)
   ft_u8* q8;                 // or null: `out` also quantized for the o projection (quant_x.h's
                              // buffer of n_seqs rows of n_heads * head_dim), by whichever kernel writes out
+  int* counters;             // [n_seqs * n_kv_heads], zero between launches: arrivals of partitions
 };
 
 // Stores 4 consecutive elements d.. of head `head` (global over the batch:
@@ -89,6 +93,39 @@ FT_DEVICE void attn_store_out4(T* out, ft_u8* q8, int n_seqs, int n_heads, long 
     const int seq = static_cast<int>(head / n_heads), h = static_cast<int>(head % n_heads);
     quantize_q8_part<4>(v, active, q8, n_seqs, n_heads * kHeadDim, seq, h * kHeadDim + d);
   }
+}
+
+// Context tokens per partition when a context of ctx tokens is split over at
+// most `parts` blocks: at least min_span, and whole KV blocks, so a partition
+// starts on an entry of the block table. The host picks parts (once, so a
+// captured graph keeps its grid) to fill the GPU when the batch alone would
+// not, and never below ceil(max_context / kPartition), so a span fits the
+// kernel's LDS. Both decode kernels derive the split from it.
+FT_DEVICE int decode_span(int ctx, int parts, int min_span, int block_size) {
+  int span = (ctx + parts - 1) / parts;
+  span = span < min_span ? min_span : span;
+  return (span + block_size - 1) / block_size * block_size;
+}
+
+// Elements d..d+3 of one head's output merged from its first n_parts
+// partitions' partials (those of the head start at p0 = head * max_parts).
+template <int kHeadDim>
+FT_DEVICE void decode_merge4(const float* part_out, const float* part_ml, long long p0, int n_parts, int d,
+                             float (&o)[4]) {
+  float m = kAttnMinus;
+  for (int p = 0; p < n_parts; ++p) m = attn_max(m, part_ml[2 * (p0 + p)]);
+  float l = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) o[e] = 0.0f;
+  for (int p = 0; p < n_parts; ++p) {
+    const float w = fast_exp2(part_ml[2 * (p0 + p)] - m);
+    l += w * part_ml[2 * (p0 + p) + 1];
+    const Vec<float, 16> v = load_vec<float, 16>(part_out + (p0 + p) * kHeadDim + d);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[e] += w * v.v[e];
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) o[e] = l > 0.0f ? o[e] / l : 0.0f;
 }
 
 // Grid: x = partition, y = sequence * n_kv_heads + kv head.
@@ -124,13 +161,14 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   const int part = block_x();
   const int seq = block_y() / a.n_kv_heads, kvh = block_y() % a.n_kv_heads;
   const int ctx = a.context_lens[seq];
-  const int start = part * kPartition;
+  const int span = decode_span(ctx, a.max_parts, a.min_span, kBlockSize);
+  const int start = part * span;
   const long long head0 = static_cast<long long>(seq) * a.n_heads + kvh * kGroup;
   // The block's kGroup x kHeadDim outputs, 4 per thread per pass (kOut4 is
   // a multiple of 16: head_dim is).
   constexpr int kOut4 = kGroup * kHeadDim / 4;
   if (start >= ctx) {
-    if (part == 0 && a.direct) {  // empty context: the attention output is 0
+    if (part == 0) {  // empty context: the attention output is 0
       const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       for (int i0 = 0; i0 < kOut4; i0 += kThreads) {
         const bool active = i0 + tid < kOut4;
@@ -141,7 +179,7 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
     }
     return;
   }
-  const int n_keys = attn_min(kPartition, ctx - start);
+  const int n_keys = attn_min(attn_min(span, kPartition), ctx - start);
   for (int i = tid; i < (n_keys + kBlockSize - 1) / kBlockSize; i += kThreads)
     s_blocks[i] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
 
@@ -299,45 +337,20 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
       }
     }
   }
-}
+  if (a.direct) return;
 
-template <typename T>
-struct DecodeReduceArgs {
-  const float* part_out;
-  const float* part_ml;
-  const int* context_lens;
-  T* out;
-  int n_heads;
-  int max_parts;
-  int partition;
-  int n_seqs;
-  ft_u8* q8;  // as DecodeArgs::q8
-};
-
-// Grid: x = head, y = sequence; kHeadDim threads, of which the first quarter
-// each merge 4 elements (the rest only join the q8 shuffles).
-template <typename T, int kHeadDim>
-FT_DEVICE void attention_decode_reduce(const DecodeReduceArgs<T>& a) {
-  const int h = block_x(), seq = block_y();
-  const bool active = thread_x() < kHeadDim / 4;
-  const int d = active ? 4 * thread_x() : 0;
-  // max_parts bounds it even if a context exceeds the shape's max_context.
-  const int n_parts = attn_min((a.context_lens[seq] + a.partition - 1) / a.partition, a.max_parts);
-  const long long base = (static_cast<long long>(seq) * a.n_heads + h) * a.max_parts;
-  float m = kAttnMinus;
-  for (int p = 0; p < n_parts; ++p) m = attn_max(m, a.part_ml[2 * (base + p)]);
-  float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (int p = 0; p < n_parts; ++p) {
-    const float w = fast_exp2(a.part_ml[2 * (base + p)] - m);
-    l += w * a.part_ml[2 * (base + p) + 1];
-    const Vec<float, 16> v = load_vec<float, 16>(a.part_out + (base + p) * kHeadDim + d);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o[e] += w * v.v[e];
+  // The last of this (sequence, KV head)'s partitions to finish merges them.
+  __shared__ int s_last;
+  const int n_parts = attn_min((ctx + span - 1) / span, a.max_parts);
+  if (!last_block_to_arrive(a.counters + block_y(), n_parts, &s_last)) return;
+  for (int i0 = 0; i0 < kOut4; i0 += kThreads) {  // uniform trip count: the q8 store shuffles
+    const bool active = i0 + tid < kOut4;
+    const int i = active ? 4 * (i0 + tid) : 0;
+    const int g = i / kHeadDim, d = i % kHeadDim;
+    float o[4];
+    decode_merge4<kHeadDim>(a.part_out, a.part_ml, (head0 + g) * a.max_parts, active ? n_parts : 0, d, o);
+    attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + g, d, o, active);
   }
-#pragma unroll
-  for (int e = 0; e < 4; ++e) o[e] = l > 0.0f ? o[e] / l : 0.0f;
-  attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, static_cast<long long>(seq) * a.n_heads + h, d, o,
-                               active);
 }
 
 // ---- prefill / extend ------------------------------------------------------------

@@ -205,6 +205,40 @@ FT_DEVICE float block_sum(float v, float* scratch) {
   return total;
 }
 
+// ---- Handing work from blocks to the last of them ------------------------------
+// A block that arrives at a counter after writing its results to global memory,
+// where the last of `expected` arrivals reads all of them (and so no second
+// kernel has to). Device-scope release before the count, acquire after it.
+#if defined(FT_AMD)
+FT_DEVICE void fence_release_device() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); }
+FT_DEVICE void fence_acquire_device() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); }
+FT_DEVICE int atomic_add_device(int* p, int v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+#else
+FT_DEVICE void fence_release_device() { __threadfence(); }
+FT_DEVICE void fence_acquire_device() { __threadfence(); }
+FT_DEVICE int atomic_add_device(int* p, int v) { return atomicAdd(p, v); }
+#endif
+
+// Every thread of the block calls it after its global writes; true in every
+// thread of the block that arrived last, which then sees the others' writes.
+// That block also sets the counter back to 0, so a counter zeroed once serves
+// every later launch (and replay of a captured graph).
+FT_DEVICE bool last_block_to_arrive(int* counter, int expected, int* s_flag) {
+  fence_release_device();
+  sync_threads();
+  if (thread_x() == 0) {
+    const bool last = atomic_add_device(counter, 1) == expected - 1;
+    if (last) *counter = 0;
+    *s_flag = last ? 1 : 0;
+  }
+  sync_threads();
+  const bool last = *s_flag != 0;
+  if (last) fence_acquire_device();
+  return last;
+}
+
 // ---- Vector loads ----------------------------------------------------------------
 // kBytes-wide aligned chunk of T, loaded and stored as one instruction.
 template <typename T, int kBytes>

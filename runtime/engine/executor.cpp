@@ -145,6 +145,7 @@ class ExecutorImpl final : public Executor {
     AttentionShape worst{static_cast<int>(S), static_cast<int>(S), static_cast<int>(c_.num_heads), 1,
                          opt_.max_blocks_per_seq * kv_.block_size, opt_.max_blocks_per_seq, 0};
     FT_ASSIGN_OR_RETURN(workspace_, alloc(attention_decode_workspace_bytes(worst, kv_)));
+    FT_RETURN_IF_ERROR(b_.fill_bytes(workspace_, 0));  // decode attention's counters start at zero
     if (b_.kind() != DeviceKind::kCpu) {
       // The dequantizing GEMM's scratch at its largest now, so it never moves
       // under a captured graph.

@@ -97,6 +97,20 @@ Status check_cpu_tables(const char* op, const AttentionShape& s, const KvLayout&
 
 constexpr float kLog2e = 1.4426950408889634f;
 
+// Decode split-K (kernel_src/attention.hip's decode_span): a partition holds
+// at least kDecodeMinSpan context tokens (below that a block is mostly fixed
+// cost), and filling the GPU never launches more than kDecodeFillBlocks blocks.
+constexpr int kDecodeMinSpan = 64;
+constexpr int kDecodeFillBlocks = 1024;
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// The most partitions per context that filling the GPU may ask for.
+int decode_fill_parts(const AttentionShape& s, const KvLayout& kv) {
+  return std::min(ceil_div(std::max(s.max_context, 1), kDecodeMinSpan),
+                  ceil_div(kDecodeFillBlocks, std::max(s.n_seqs, 1) * kv.n_kv_heads));
+}
+
 // What the kernels take: head_dim a multiple of the 16-byte vector up to 256
 // (f32: 128, so one V row fits a wave's lanes), groups up to 8 (the decode
 // kernel keeps q for the whole group in registers).
@@ -121,48 +135,44 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
                     q8_bytes, out_q8.bytes);
   const TargetFacts& t = ctx.facts();
   const int group = s.n_heads / kv.n_kv_heads;
-  const int partition = t.tiles.attn.decode_partition;
-  const int parts = (std::max(s.max_context, 1) + partition - 1) / partition;
+  const KernelSpec spec = attention_decode_spec(t, dtype, kv.head_dim, group, kv.block_size);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
+  // As many partitions as the LDS partition needs at max_context, or more
+  // when the batch's (sequence, KV head) blocks alone leave resident slots
+  // empty: a short batch then reads its contexts with the whole GPU.
+  FT_ASSIGN_OR_RETURN(const int resident, ctx.resident_blocks(spec));
+  const int parts = std::max(ceil_div(std::max(s.max_context, 1), t.tiles.attn.decode_partition),
+                             std::min(decode_fill_parts(s, kv), ceil_div(resident, s.n_seqs * kv.n_kv_heads)));
+  // Partials from the start of the workspace, one counter per (sequence, KV
+  // head) at its end (the last counter bytes of any batch's workspace).
+  const size_t counter_bytes = static_cast<size_t>(s.n_seqs) * kv.n_kv_heads * sizeof(int32_t);
   const size_t out_floats = static_cast<size_t>(s.n_seqs) * s.n_heads * parts * kv.head_dim;
-  const size_t need = (out_floats + static_cast<size_t>(s.n_seqs) * s.n_heads * parts * 2) * sizeof(float);
+  const size_t need = counter_bytes + (out_floats + static_cast<size_t>(s.n_seqs) * s.n_heads * parts * 2) * sizeof(float);
   if (parts > 1 && workspace.bytes < need)
     return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: workspace of {} bytes, needs {}", workspace.bytes,
                     need);
-  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(attention_decode_spec(t, dtype, kv.head_dim, group, kv.block_size)));
+  const uint64_t partials = workspace.ptr, counters = workspace.ptr + workspace.bytes - counter_bytes;
   // Mirrors kernel_src/attention.hip's DecodeArgs<T>.
   struct {
     uint64_t q, k_cache, v_cache, block_tables, context_lens, part_out, part_ml, out;
     float scale_log2;
-    int n_heads, n_kv_heads, max_blocks, max_parts, direct, n_seqs;
-    uint64_t q8;
+    int n_heads, n_kv_heads, max_blocks, max_parts, direct, n_seqs, min_span;
+    uint64_t q8, counters;
   } args{q.ptr,          k_cache.ptr,
          v_cache.ptr,    block_tables.ptr,
-         context_lens.ptr, workspace.ptr,
-         workspace.ptr + out_floats * sizeof(float), out.ptr,
+         context_lens.ptr, partials,
+         partials + out_floats * sizeof(float), out.ptr,
          s.scale * kLog2e, s.n_heads,
          kv.n_kv_heads,  s.max_blocks_per_seq,
          parts,          parts == 1 ? 1 : 0,
-         s.n_seqs,       out_q8.ptr};
-  static_assert(sizeof args == 104, "the layout of DecodeArgs<T>");
+         s.n_seqs,       kDecodeMinSpan,
+         out_q8.ptr,     counters};
+  static_assert(sizeof args == 112, "the layout of DecodeArgs<T>");
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(parts);
   dims.grid[1] = static_cast<unsigned>(s.n_seqs * kv.n_kv_heads);
   dims.block[0] = static_cast<unsigned>(t.tiles.attn.decode_waves * t.wave_size);
-  FT_RETURN_IF_ERROR(ctx.backend().launch(k, dims, &args, sizeof args));
-  if (parts == 1) return Status();
-
-  FT_ASSIGN_OR_RETURN(KernelHandle r, ctx.kernel(attention_decode_reduce_spec(t, dtype, kv.head_dim)));
-  // Mirrors DecodeReduceArgs<T>.
-  struct {
-    uint64_t part_out, part_ml, context_lens, out;
-    int n_heads, max_parts, partition, n_seqs;
-    uint64_t q8;
-  } rargs{args.part_out, args.part_ml, context_lens.ptr, out.ptr, s.n_heads, parts, partition, s.n_seqs, out_q8.ptr};
-  LaunchDims rdims;
-  rdims.grid[0] = static_cast<unsigned>(s.n_heads);
-  rdims.grid[1] = static_cast<unsigned>(s.n_seqs);
-  rdims.block[0] = static_cast<unsigned>(kv.head_dim);
-  return ctx.backend().launch(r, rdims, &rargs, sizeof rargs);
+  return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 
 Status launch_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
@@ -193,11 +203,24 @@ Status launch_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, cons
 
 }  // namespace
 
+size_t attention_decode_counter_bytes(const AttentionShape& s, const KvLayout& kv) {
+  return static_cast<size_t>(std::max(s.n_seqs, 1)) * kv.n_kv_heads * sizeof(int32_t);
+}
+
 size_t attention_decode_workspace_bytes(const AttentionShape& s, const KvLayout& kv) {
-  // Partial (max, sum, out[head_dim]) per sequence, head and context split,
-  // for the smallest partition any target's tile may use.
-  const size_t splits = (static_cast<size_t>(std::max(s.max_context, 1)) + kMinDecodePartition - 1) / kMinDecodePartition;
-  return static_cast<size_t>(std::max(s.n_seqs, 1)) * s.n_heads * splits * (2 + kv.head_dim) * sizeof(float);
+  // Partial (max, sum, out[head_dim]) per sequence, head
+  // and partition, for the most partitions launch_decode may choose (the
+  // smallest LDS partition any target's tile may use, or filling the GPU) at
+  // any batch up to n_seqs, so one workspace serves every smaller batch too;
+  // then the counters.
+  size_t most = 0;
+  for (int n = 1; n <= std::max(s.n_seqs, 1); ++n) {
+    AttentionShape b = s;
+    b.n_seqs = n;
+    const int splits = std::max(ceil_div(std::max(s.max_context, 1), kMinDecodePartition), decode_fill_parts(b, kv));
+    most = std::max(most, static_cast<size_t>(n) * splits);
+  }
+  return attention_decode_counter_bytes(s, kv) + most * s.n_heads * (2 + kv.head_dim) * sizeof(float);
 }
 
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,

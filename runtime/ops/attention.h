@@ -28,11 +28,16 @@ struct AttentionShape {
 };
 
 // Decode: every sequence has exactly one query token (q_start[s] = s).
-// Splits the context across blocks and reduces; `workspace` must hold
-// attention_decode_workspace_bytes(). With out_q8 (GPUs), `out` is also
+// Splits the context across blocks, and the last block of each (sequence, KV
+// head) to finish merges the partitions. `workspace` must hold
+// attention_decode_workspace_bytes(), and its last
+// attention_decode_counter_bytes() (the arrival counters, for this batch or
+// any smaller one) must be zero before the first call: the kernels leave them
+// zero. With out_q8 (GPUs), `out` is also
 // written quantized for the quantized GEMV of the o projection (matmul_q8_bytes(
 // n_seqs, n_heads * head_dim) bytes), so that matmul needs no quantization kernel.
 size_t attention_decode_workspace_bytes(const AttentionShape& shape, const KvLayout& kv);
+size_t attention_decode_counter_bytes(const AttentionShape& shape, const KvLayout& kv);
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& shape, const KvLayout& kv, DeviceBuffer q,
                         DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables,
                         DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out,

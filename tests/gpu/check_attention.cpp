@@ -133,12 +133,19 @@ Result<double> check_attention(OpContext& ctx, DType dt, bool decode, int head_d
   FT_ASSIGN_OR_RETURN(DeviceBuffer dqs, o.ints(q_start));
   FT_ASSIGN_OR_RETURN(DeviceBuffer dout, o.poisoned(q.size() * dtype_size(dt)));
   if (decode) {
-    FT_ASSIGN_OR_RETURN(DeviceBuffer ws, o.poisoned(attention_decode_workspace_bytes(s, kv)));
+    // Partials poisoned; the counters zeroed, as the kernels leave them.
+    const size_t ws_bytes = attention_decode_workspace_bytes(s, kv), counters = attention_decode_counter_bytes(s, kv);
+    FT_ASSIGN_OR_RETURN(DeviceBuffer ws, o.poisoned(ws_bytes));
+    FT_RETURN_IF_ERROR(b.fill_bytes(slice(ws, ws_bytes - counters, counters), 0));
     const int width = n_heads * head_dim;
     DeviceBuffer dq8;
     if (q8) {
       FT_ASSIGN_OR_RETURN(dq8, o.poisoned(matmul_q8_bytes(n_seqs, width)));
     }
+    // Twice, the output poisoned again in between: the second launch finds
+    // the counters as the first left them.
+    FT_RETURN_IF_ERROR(attention_decode(ctx, dt, s, kv, dq, dk, dv, dtab, dctx, ws, dout, dq8));
+    FT_RETURN_IF_ERROR(b.fill_bytes(dout, 0xff));
     FT_RETURN_IF_ERROR(attention_decode(ctx, dt, s, kv, dq, dk, dv, dtab, dctx, ws, dout, dq8));
     if (q8) {
       FT_ASSIGN_OR_RETURN(DeviceBuffer self, quantize_x(ctx, dt, width, dout, n_seqs, std::nullopt));

@@ -179,8 +179,17 @@ TEST(AttentionLauncher, DecodeWorkspaceCoversEveryPartition) {
   AttentionShape s{.n_seqs = 3, .n_q_tokens = 3, .n_heads = 32, .max_q_len = 1, .max_context = 5000,
                    .max_blocks_per_seq = 320, .scale = 1.0f};
   KvLayout kv{.num_blocks = 1000, .block_size = 16, .n_kv_heads = 8, .head_dim = 128};
-  // ceil(5000 / 256) = 20 partitions of (max, sum, 128 outputs) per sequence and head.
-  EXPECT_EQ(attention_decode_workspace_bytes(s, kv), 3u * 32 * 20 * 130 * 4);
+  // Filling the GPU may split a context of 3 sequences x 8 KV heads into
+  // ceil(1024 / 24) = 43 partitions (more than the LDS's ceil(5000 / 256) =
+  // 20), each of (max, sum, 128 outputs) per sequence and head.
+  EXPECT_EQ(attention_decode_workspace_bytes(s, kv), 3u * 32 * 43 * 130 * 4 + 3 * 8 * 4);  // + a counter per (seq, KV head)
+  // 32 sequences: the LDS's 20 partitions each; filling asks for only 4.
+  s.n_seqs = s.n_q_tokens = 32;
+  EXPECT_EQ(attention_decode_workspace_bytes(s, kv), 32u * 32 * 20 * 130 * 4 + 32 * 8 * 4);
+  // A short context splits at most into ceil(100 / 64) = 2 partitions of 64 tokens.
+  s.n_seqs = s.n_q_tokens = 1;
+  s.max_context = 100;
+  EXPECT_EQ(attention_decode_workspace_bytes(s, kv), 1u * 32 * 2 * 130 * 4 + 8 * 4);
 }
 
 }  // namespace

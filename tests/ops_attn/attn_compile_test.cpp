@@ -29,7 +29,6 @@ std::vector<KernelSpec> subset(const TargetFacts& t) {
       attention_decode_spec(t, DType::kBF16, 128, 8, 16),  // the most q registers
       attention_decode_spec(t, DType::kF16, 64, 7, 16),
       attention_decode_spec(t, DType::kF16, 128, 1, 16),
-      attention_decode_reduce_spec(t, DType::kBF16, 128),
       attention_prefill_spec(t, DType::kBF16, 128, 4, 16),
       attention_prefill_spec(t, DType::kF16, 64, 7, 16),
       attention_prefill_spec(t, DType::kBF16, 128, 1, 16),
@@ -79,18 +78,16 @@ INSTANTIATE_TEST_SUITE_P(Targets, AttnTarget, ::testing::ValuesIn(target_names()
 
 TEST(AttnCatalog, CoversTheModelShapesAndTakesTilesFromTheTarget) {
   for (const auto& t : all_targets()) {
-    int rope = 0, decode = 0, prefill = 0, reduce = 0;
+    int rope = 0, decode = 0, prefill = 0;
     for (const auto& s : kernel_catalog(t)) {
       rope += s.function == "ft::rope_qk_norm_kv_write";
       decode += s.function == "ft::attention_decode";
-      reduce += s.function == "ft::attention_decode_reduce";
       prefill += s.function == "ft::attention_prefill_mma" || s.function == "ft::attention_prefill_fma";
     }
     const int shapes = static_cast<int>(catalog_attention_shapes().size());
     EXPECT_EQ(rope, 2 * 2 * 3) << t.name;  // f16/bf16 x head_dim 64/128 x (NORM, NEOX, NEOX + q/k norm)
     EXPECT_EQ(decode, 2 * shapes) << t.name;
     EXPECT_EQ(prefill, 2 * shapes) << t.name;
-    EXPECT_EQ(reduce, 2 * 2) << t.name;
   }
   // The prefill kernel follows the matrix cores the target has: mma.sync on
   // NVIDIA for 16-bit types; the f32-FMA kernel on AMD (no WMMA/MFMA attention
