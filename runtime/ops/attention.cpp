@@ -137,12 +137,8 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
   const int group = s.n_heads / kv.n_kv_heads;
   const KernelSpec spec = attention_decode_spec(t, dtype, kv.head_dim, group, kv.block_size);
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
-  // As many partitions as the LDS partition needs at max_context, or more
-  // when the batch's (sequence, KV head) blocks alone leave resident slots
-  // empty: a short batch then reads its contexts with the whole GPU.
   FT_ASSIGN_OR_RETURN(const int resident, ctx.resident_blocks(spec));
-  const int parts = std::max(ceil_div(std::max(s.max_context, 1), t.tiles.attn.decode_partition),
-                             std::min(decode_fill_parts(s, kv), ceil_div(resident, s.n_seqs * kv.n_kv_heads)));
+  const int parts = attention_decode_parts(s, kv, t.tiles.attn.decode_partition, resident);
   // Partials from the start of the workspace, one counter per (sequence, KV
   // head) at its end (the last counter bytes of any batch's workspace).
   const size_t counter_bytes = static_cast<size_t>(s.n_seqs) * kv.n_kv_heads * sizeof(int32_t);
@@ -202,6 +198,15 @@ Status launch_prefill(OpContext& ctx, DType dtype, const AttentionShape& s, cons
 }
 
 }  // namespace
+
+int attention_decode_parts(const AttentionShape& s, const KvLayout& kv, int partition, int resident_blocks) {
+  // As many partitions as the LDS partition needs at max_context, or more
+  // when the batch's (sequence, KV head) blocks alone leave resident slots
+  // empty: a short batch then reads its contexts with the whole GPU.
+  const int pairs = std::max(s.n_seqs, 1) * kv.n_kv_heads;
+  return std::max(ceil_div(std::max(s.max_context, 1), partition),
+                  std::min(decode_fill_parts(s, kv), ceil_div(std::max(resident_blocks, 1), pairs)));
+}
 
 size_t attention_decode_counter_bytes(const AttentionShape& s, const KvLayout& kv) {
   return static_cast<size_t>(std::max(s.n_seqs, 1)) * kv.n_kv_heads * sizeof(int32_t);

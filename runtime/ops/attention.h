@@ -38,6 +38,10 @@ struct AttentionShape {
 // n_seqs, n_heads * head_dim) bytes), so that matmul needs no quantization kernel.
 size_t attention_decode_workspace_bytes(const AttentionShape& shape, const KvLayout& kv);
 size_t attention_decode_counter_bytes(const AttentionShape& shape, const KvLayout& kv);
+// The partitions each context splits into (the decode grid's x) for a tile
+// partition of `partition` tokens (>= kMinDecodePartition) when
+// `resident_blocks` decode blocks fit the GPU at once.
+int attention_decode_parts(const AttentionShape& shape, const KvLayout& kv, int partition, int resident_blocks);
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& shape, const KvLayout& kv, DeviceBuffer q,
                         DeviceBuffer k_cache, DeviceBuffer v_cache, DeviceBuffer block_tables,
                         DeviceBuffer context_lens, DeviceBuffer workspace, DeviceBuffer out,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gfx_targets/tiles.h"
 #include "runtime/device/backend.h"
 #include "runtime/ops/attention.h"
 
@@ -190,6 +191,41 @@ TEST(AttentionLauncher, DecodeWorkspaceCoversEveryPartition) {
   s.n_seqs = s.n_q_tokens = 1;
   s.max_context = 100;
   EXPECT_EQ(attention_decode_workspace_bytes(s, kv), 1u * 32 * 2 * 130 * 4 + 8 * 4);
+}
+
+// What launch_decode asks of the workspace (partials of every head and
+// partition, then a counter per sequence and KV head), for the partition
+// count it picks, fits a workspace sized for the batch or any larger one,
+// whatever the tile's partition and the GPU's resident blocks.
+TEST(AttentionLauncher, DecodeWorkspaceFitsTheChosenPartitions) {
+  KvLayout kv{.num_blocks = 1000, .block_size = 16, .n_kv_heads = 8, .head_dim = 128};
+  for (int max_context : {1, 15, 64, 100, 300, 4096, 5000, 32768}) {
+    AttentionShape worst{.n_seqs = 40, .n_q_tokens = 40, .n_heads = 32, .max_q_len = 1, .max_context = max_context,
+                         .max_blocks_per_seq = (max_context + 15) / 16, .scale = 1.0f};
+    const size_t have = attention_decode_workspace_bytes(worst, kv);
+    for (int n = 1; n <= worst.n_seqs; ++n) {
+      AttentionShape s = worst;
+      s.n_seqs = s.n_q_tokens = n;
+      for (int partition : {kMinDecodePartition, 512, 1024})
+        for (int resident : {1, 100, 528, 4096, 100000}) {
+          const int parts = attention_decode_parts(s, kv, partition, resident);
+          ASSERT_GE(parts, (max_context + partition - 1) / partition) << "a partition must fit the tile's LDS";
+          const size_t need = static_cast<size_t>(n) * s.n_heads * parts * (kv.head_dim + 2) * 4 +
+                              static_cast<size_t>(n) * kv.n_kv_heads * 4;
+          ASSERT_LE(need, have) << "max_context " << max_context << ", " << n << " seqs, partition " << partition
+                                << ", " << resident << " resident: " << parts << " partitions";
+        }
+    }
+  }
+  // A lone short sequence fills the GPU: 528 resident blocks over 8 KV heads,
+  // but no partition under 64 tokens: ceil(4096 / 64) = 64.
+  AttentionShape one{.n_seqs = 1, .n_q_tokens = 1, .n_heads = 32, .max_q_len = 1, .max_context = 4096,
+                     .max_blocks_per_seq = 256, .scale = 1.0f};
+  EXPECT_EQ(attention_decode_parts(one, kv, 256, 528), 64);
+  EXPECT_EQ(attention_decode_parts(one, kv, 256, 200), 25);
+  // 32 sequences already fill it: the LDS's ceil(4096 / 256) = 16.
+  one.n_seqs = one.n_q_tokens = 32;
+  EXPECT_EQ(attention_decode_parts(one, kv, 256, 528), 16);
 }
 
 }  // namespace
