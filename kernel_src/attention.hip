@@ -11,9 +11,10 @@
 //   partitions to finish merges them into `out` (no second kernel); or it
 //   goes straight to `out` when one partition holds every context. A short
 //   batch splits its contexts finer than the LDS partition needs, so its few
-//   (sequence, KV head) pairs still fill the GPU. Napkin math at 32 x (32 q / 8 kv heads) x 4096 x 128 bf16:
-//   K+V = 537 MB, 128 us at 4.2 TB/s; the FMAs (4 per K or V element for
-//   group 4) are about a third of the issue slots in that time. (A one-pass
+//   (sequence, KV head) pairs still fill the GPU. Napkin math at 32 x (32 q /
+//   8 kv heads) x 4096 x 128 bf16: K+V = 537 MB, 128 us at 4.2 TB/s; the
+//   FMAs (4 per K or V element for group 4) are about a third of the issue
+//   slots in that time. (A one-pass
 //   online-softmax variant with 16 lanes per key measured 16% slower at batch
 //   32 on the H200: more shuffles per key and more registers.)
 // attention_prefill_fma / attention_prefill_mma: flash-style online softmax,
@@ -100,7 +101,7 @@ FT_DEVICE void attn_store_out4(T* out, ft_u8* q8, int n_seqs, int n_heads, long 
 // starts on an entry of the block table. The host picks parts (once, so a
 // captured graph keeps its grid) to fill the GPU when the batch alone would
 // not, and never below ceil(max_context / kPartition), so a span fits the
-// kernel's LDS. Both decode kernels derive the split from it.
+// kernel's LDS (runtime/ops/attention.cpp's attention_decode_parts).
 FT_DEVICE int decode_span(int ctx, int parts, int min_span, int block_size) {
   int span = (ctx + parts - 1) / parts;
   span = span < min_span ? min_span : span;

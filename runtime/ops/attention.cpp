@@ -213,11 +213,11 @@ size_t attention_decode_counter_bytes(const AttentionShape& s, const KvLayout& k
 }
 
 size_t attention_decode_workspace_bytes(const AttentionShape& s, const KvLayout& kv) {
-  // Partial (max, sum, out[head_dim]) per sequence, head
-  // and partition, for the most partitions launch_decode may choose (the
-  // smallest LDS partition any target's tile may use, or filling the GPU) at
-  // any batch up to n_seqs, so one workspace serves every smaller batch too;
-  // then the counters.
+  // Partial (max, sum, out[head_dim]) per sequence, head and partition, for
+  // the most partitions attention_decode_parts may choose (the smallest LDS
+  // partition any target's tile may use, or filling the GPU) at any batch up
+  // to n_seqs, so one workspace serves every smaller batch too; then the
+  // counters.
   size_t most = 0;
   for (int n = 1; n <= std::max(s.n_seqs, 1); ++n) {
     AttentionShape b = s;
