@@ -14,9 +14,9 @@
 //   (sequence, KV head) pairs still fill the GPU. Napkin math at 32 x (32 q /
 //   8 kv heads) x 4096 x 128 bf16: K+V = 537 MB, 128 us at 4.2 TB/s; the
 //   FMAs (4 per K or V element for group 4) are about a third of the issue
-//   slots in that time. (A one-pass
-//   online-softmax variant with 16 lanes per key measured 16% slower at batch
-//   32 on the H200: more shuffles per key and more registers.)
+//   slots in that time. (A one-pass online-softmax variant with 16 lanes per
+//   key measured 16% slower at batch 32 on the H200: more shuffles per key
+//   and more registers.)
 // attention_prefill_fma / attention_prefill_mma: flash-style online softmax,
 //   causal, any q_len per sequence (extend after cached tokens). Rows of a
 //   tile are (new token, head of the group) pairs of one KV head, so K/V tiles
