@@ -105,6 +105,12 @@ constexpr int kDecodeFillBlocks = 1024;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// Partials of `seq_parts` (sequence, partition) pairs: out[head_dim], then
+// the running max and sum, per head.
+size_t decode_partial_bytes(size_t seq_parts, int n_heads, int head_dim) {
+  return seq_parts * n_heads * (static_cast<size_t>(head_dim) + 2) * sizeof(float);
+}
+
 // The most partitions per context that filling the GPU may ask for.
 int decode_fill_parts(const AttentionShape& s, const KvLayout& kv) {
   return std::min(ceil_div(std::max(s.max_context, 1), kDecodeMinSpan),
@@ -141,9 +147,10 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
   const int parts = attention_decode_parts(s, kv, t.tiles.attn.decode_partition, resident);
   // Partials from the start of the workspace, one counter per (sequence, KV
   // head) at its end (the last counter bytes of any batch's workspace).
-  const size_t counter_bytes = static_cast<size_t>(s.n_seqs) * kv.n_kv_heads * sizeof(int32_t);
+  const size_t counter_bytes = attention_decode_counter_bytes(s, kv);
   const size_t out_floats = static_cast<size_t>(s.n_seqs) * s.n_heads * parts * kv.head_dim;
-  const size_t need = counter_bytes + (out_floats + static_cast<size_t>(s.n_seqs) * s.n_heads * parts * 2) * sizeof(float);
+  const size_t need =
+      counter_bytes + decode_partial_bytes(static_cast<size_t>(s.n_seqs) * parts, s.n_heads, kv.head_dim);
   if (parts > 1 && workspace.bytes < need)
     return FT_ERROR(ErrorCode::kInvalidArgument, "attention_decode: workspace of {} bytes, needs {}", workspace.bytes,
                     need);
@@ -225,7 +232,7 @@ size_t attention_decode_workspace_bytes(const AttentionShape& s, const KvLayout&
     const int splits = std::max(ceil_div(std::max(s.max_context, 1), kMinDecodePartition), decode_fill_parts(b, kv));
     most = std::max(most, static_cast<size_t>(n) * splits);
   }
-  return attention_decode_counter_bytes(s, kv) + most * s.n_heads * (2 + kv.head_dim) * sizeof(float);
+  return attention_decode_counter_bytes(s, kv) + decode_partial_bytes(most, s.n_heads, kv.head_dim);
 }
 
 Status attention_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const KvLayout& kv, DeviceBuffer q,
