@@ -143,6 +143,21 @@ std::optional<ApiError> parse_messages(const Fields& f, json& out) {
     auto content = m.find("content");
     if (content != m.end() && !content->is_string() && !content->is_array() && !content->is_null())
       return wrong_type(where + ".content", "a string or an array of content parts", *content);
+    if (content != m.end() && content->is_array()) {
+      for (size_t j = 0; j < content->size(); ++j) {
+        const json& part = (*content)[j];
+        std::string pwhere = fmt::format("{}.content[{}]", where, j);
+        if (!part.is_object()) return wrong_type(pwhere, "an object", part);
+        auto type = part.find("type");
+        if (type == part.end() || !type->is_string()) return bad_request(pwhere + ".type must be a string", pwhere + ".type");
+        if (type->get<std::string>() != "text")
+          return bad_request(fmt::format("content part type '{}' is not supported: this model takes text only",
+                                         type->get<std::string>()),
+                             pwhere + ".type");
+        auto text = part.find("text");
+        if (text == part.end() || !text->is_string()) return bad_request(pwhere + ".text must be a string", pwhere + ".text");
+      }
+    }
   }
   out = *messages;
   return std::nullopt;
