@@ -24,18 +24,13 @@ namespace {
 constexpr int kRepeats = 50;
 constexpr int kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlock = 16;
 
-struct Row {
-  std::string name;
-  double bytes, flops, ms;
-};
-
 class Bench {
  public:
   Bench(Backend& backend, OpContext& context) : b(backend), ctx(context) {}
   Backend& b;
   OpContext& ctx;
   std::mt19937 rng{1234};
-  std::vector<Row> rows;
+  std::vector<bench::Row> rows;
   std::vector<DeviceBuffer> owned;
 
   ~Bench() {
@@ -55,13 +50,7 @@ class Bench {
     return *r;
   }
   void measure(const std::string& name, double bytes, double flops, const std::function<Status()>& fn) {
-    for (int i = 0; i < 3; ++i)
-      if (Status s = fn(); !s.ok()) {
-        std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
-        return;
-      }
-    auto ms = b.time_ms(fn, kRepeats);
-    if (ms.ok()) rows.push_back({name, bytes, flops, *ms});
+    bench::measure(b, rows, kRepeats, name, bytes, flops, fn);
   }
 
   // A batch of `n_seqs` sequences of `context` tokens with `q_len` new ones each.
@@ -148,15 +137,7 @@ int run() {
 
   std::printf("attention_bench on %s (%s); device copy %.0f GB/s (read + write); 32 q / 8 kv heads x 128\n",
               b.info().name.c_str(), b.info().arch.c_str(), copy_gbs);
-  std::printf("%-30s %10s %9s %8s %10s\n", "op", "us", "GB/s", "of copy", "TFLOP/s");
-  for (const auto& r : bench.rows) {
-    const double s = r.ms * 1e-3;
-    if (r.bytes > 0)
-      std::printf("%-30s %10.1f %9.0f %7.0f%% %10s\n", r.name.c_str(), r.ms * 1e3, r.bytes / s / 1e9,
-                  100.0 * r.bytes / s / 1e9 / copy_gbs, "");
-    else
-      std::printf("%-30s %10.1f %9s %8s %10.1f\n", r.name.c_str(), r.ms * 1e3, "", "", r.flops / s / 1e12);
-  }
+  bench::print_rows("op", bench.rows, copy_gbs);
   return 0;
 }
 

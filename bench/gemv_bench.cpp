@@ -18,6 +18,7 @@
 #include <vector>
 #include <random>
 
+#include "bench/bench_util.h"
 #include "jit/catalog.h"
 #include "runtime/ops/op_session.h"
 #include "runtime/model/quantize.h"
@@ -29,11 +30,6 @@ namespace {
 
 constexpr int kRepeats = 100;
 constexpr size_t kRotateBytes = 256ull << 20;  // > 4 x the H200's 60 MB L2
-
-struct Row {
-  std::string name;
-  double bytes, ms;
-};
 
 // GGUF bytes of an [n, k] weight: 64 random rows encoded once, then tiled.
 Result<std::vector<uint8_t>> weight_bytes(GgmlType type, int n, int k, std::mt19937& rng) {
@@ -69,16 +65,10 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
   if (!copy_ms.ok()) return 2;
   const double copy_gbs = 2.0 * busy_bytes / (*copy_ms * 1e-3) / 1e9;
 
-  std::vector<Row> rows;
+  std::vector<bench::Row> rows;
   auto measure = [&](const std::string& name, double bytes, const std::function<Status()>& fn) {
-    for (int i = 0; i < 3; ++i)
-      if (Status s = fn(); !s.ok()) {
-        std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
-        return;
-      }
-    (void)b.copy_on_device(*busy_dst, *busy_src, busy_bytes);
-    auto ms = b.time_ms(fn, kRepeats);
-    if (ms.ok()) rows.push_back({name, bytes, *ms});
+    bench::measure(b, rows, kRepeats, name, bytes, 0, fn,
+                   [&] { (void)b.copy_on_device(*busy_dst, *busy_src, busy_bytes); });
   };
 
   const std::pair<int, int> kShapes[] = {{12288, 4096}, {4096, 4096}, {4096, 12288}, {151936, 4096}};
@@ -141,12 +131,7 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
 
   std::printf("gemv_bench on %s (%s), bf16 activations; device copy %.0f GB/s (read + write)\n",
               b.info().name.c_str(), b.info().arch.c_str(), copy_gbs);
-  std::printf("%-28s %10s %10s %9s %8s\n", "matmul (weight m NxK)", "MB moved", "us", "GB/s", "of copy");
-  for (const auto& r : rows) {
-    double gbs = r.bytes / (r.ms * 1e-3) / 1e9;
-    std::printf("%-28s %10.1f %10.2f %9.0f %7.0f%%\n", r.name.c_str(), r.bytes / 1e6, r.ms * 1e3, gbs,
-                100.0 * gbs / copy_gbs);
-  }
+  bench::print_rows("matmul (weight m NxK)", rows, copy_gbs);
   return 0;
 }
 

@@ -34,19 +34,9 @@ int run() {
   if (!copy.ok()) return 2;
   const double copy_gbs = *copy;
 
-  struct Row {
-    std::string name;
-    double bytes, ms;
-  };
-  std::vector<Row> rows;
+  std::vector<bench::Row> rows;
   auto measure = [&](const std::string& name, double bytes, const std::function<Status()>& fn) {
-    for (int i = 0; i < 3; ++i)
-      if (Status s = fn(); !s.ok()) {
-        std::fprintf(stderr, "%s: %s\n", name.c_str(), s.to_string().c_str());
-        return;
-      }
-    auto ms = b.time_ms(fn, kRepeats);
-    if (ms.ok()) rows.push_back({name, bytes, *ms});
+    bench::measure(b, rows, kRepeats, name, bytes, 0, fn);
   };
 
   for (auto [n_rows, hidden] : {std::pair{8192, 4096}, {4096, 8192}, {2048, 5120 * 4}}) {
@@ -79,12 +69,7 @@ int run() {
 
   std::printf("ops_bench on %s (%s); device copy %.0f GB/s (read + write)\n", b.info().name.c_str(),
               b.info().arch.c_str(), copy_gbs);
-  std::printf("%-28s %10s %10s %9s %8s\n", "op", "MB moved", "us", "GB/s", "of copy");
-  for (const auto& r : rows) {
-    double gbs = r.bytes / (r.ms * 1e-3) / 1e9;
-    std::printf("%-28s %10.1f %10.1f %9.0f %7.0f%%\n", r.name.c_str(), r.bytes / 1e6, r.ms * 1e3, gbs,
-                100.0 * gbs / copy_gbs);
-  }
+  bench::print_rows("op", rows, copy_gbs);
   return 0;
 }
 
