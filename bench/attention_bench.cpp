@@ -7,6 +7,9 @@
 // 128, bf16), KV cache in 16-token pages handed out in a shuffled order.
 // Decode bytes = the K and V rows read (batch x context x 8 heads x 128 x 2
 // bytes x 2); prefill FLOPs = 4 x head_dim x heads x S (S + 1) / 2 (causal).
+//
+// Usage: attention_bench [SUBSTRING...]: only the cases whose names contain
+// one of them (for a profiler: `attention_bench "decode bf16 b32"`).
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -26,12 +29,19 @@ constexpr int kHeads = 32, kKvHeads = 8, kHeadDim = 128, kBlock = 16;
 
 class Bench {
  public:
-  Bench(Backend& backend, OpContext& context) : b(backend), ctx(context) {}
+  Bench(Backend& backend, OpContext& context, std::vector<std::string> only)
+      : b(backend), ctx(context), only(std::move(only)) {}
   Backend& b;
   OpContext& ctx;
   std::mt19937 rng{1234};
   std::vector<bench::Row> rows;
   std::vector<DeviceBuffer> owned;
+  std::vector<std::string> only;
+
+  bool wanted(const std::string& name) const {
+    return only.empty() || std::any_of(only.begin(), only.end(),
+                                       [&](const std::string& o) { return name.find(o) != std::string::npos; });
+  }
 
   ~Bench() {
     for (auto d : owned) b.free(d);
@@ -50,11 +60,12 @@ class Bench {
     return *r;
   }
   void measure(const std::string& name, double bytes, double flops, const std::function<Status()>& fn) {
-    bench::measure(b, rows, kRepeats, name, bytes, flops, fn);
+    if (wanted(name)) bench::measure(b, rows, kRepeats, name, bytes, flops, fn);
   }
 
   // A batch of `n_seqs` sequences of `context` tokens with `q_len` new ones each.
   void attention(const std::string& name, int n_seqs, int context, int q_len) {
+    if (!wanted(name)) return;
     const DType dt = DType::kBF16;
     const int blocks_per_seq = (context + kBlock - 1) / kBlock;
     KvLayout kv{.num_blocks = n_seqs * blocks_per_seq, .block_size = kBlock, .n_kv_heads = kKvHeads,
@@ -86,6 +97,8 @@ class Bench {
 
   // Qwen3-8B's q/k norm + NEOX RoPE + KV write over `tokens` tokens.
   void rope(int tokens) {
+    const std::string name = fmt::format("rope+qknorm+kv bf16 {} tok", tokens);
+    if (!wanted(name)) return;
     const DType dt = DType::kBF16;
     RopeShape s{.n_tokens = tokens, .n_heads = kHeads, .n_kv_heads = kKvHeads, .head_dim = kHeadDim};
     KvLayout kv{.num_blocks = (tokens + kBlock - 1) / kBlock, .block_size = kBlock, .n_kv_heads = kKvHeads,
@@ -107,12 +120,12 @@ class Bench {
     DeviceBuffer p = ints(pos), sl = ints(slots);
     // Read q, k, v; write q, k, v.
     const double bytes = 2.0 * tokens * (kHeads + 2 * kKvHeads) * kHeadDim * 2;
-    measure(fmt::format("rope+qknorm+kv bf16 {} tok", tokens), bytes, 0,
+    measure(name, bytes, 0,
             [&] { return rope_qk_norm_kv_write(ctx, dt, s, qkv, p, sl, *inv, qn, kn, q, kv, kc, vc); });
   }
 };
 
-int run() {
+int run(const std::vector<std::string>& only) {
   auto session = open_op_session("cuda:0");
   if (!session.ok()) {
     std::fprintf(stderr, "attention_bench: %s\n", session.status().to_string().c_str());
@@ -126,7 +139,7 @@ int run() {
   if (!copy.ok()) return 2;
   const double copy_gbs = *copy;
 
-  Bench bench(b, ctx);
+  Bench bench(b, ctx, only);
   bench.attention("decode bf16 b1 ctx4096", 1, 4096, 1);
   bench.attention("decode bf16 b32 ctx4096", 32, 4096, 1);
   bench.attention("decode bf16 b8 ctx16384", 8, 16384, 1);
@@ -144,4 +157,18 @@ int run() {
 }  // namespace
 }  // namespace ft
 
-int main() { return ft::run(); }
+int main(int argc, char** argv) {
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: attention_bench [SUBSTRING...]\n"
+          "Times paged decode/prefill attention and RoPE (bf16, 32 q / 8 kv heads x 128) on cuda:0\n"
+          "against the copy bandwidth; with arguments, only the cases whose names contain one.\n");
+      return 0;
+    }
+    only.push_back(a);
+  }
+  return ft::run(only);
+}
