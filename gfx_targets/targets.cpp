@@ -13,8 +13,9 @@ constexpr Tiles kDefaultTiles{
     // per-wave sums), so registers set the occupancy (see attention.hip).
     // gfx1150 (1024 VGPRs per SIMD): chosen for >= 4 waves per SIMD with 128
     // bytes of K in flight per lane; `ft-jit inspect --arch gfx1150 --kernel
-    // ft_attn_decode_bf16_d128_g4_b16` shows 155 VGPRs -> 6 waves (group 8:
-    // 163 -> 5), ~100 KB in flight per WGP, far more than LPDDR5X needs.
+    // attn_decode` shows 111-163 VGPRs -> 5-9 waves (group 4: 156 -> 6), ~100
+    // KB in flight per WGP, far more than LPDDR5X needs. jit_test's FtJitWarm
+    // holds every decode kernel to the floor.
     // Prefill FMA: 64 rows x 4 lanes, 32-key f32 tiles = 33 KiB of LDS.
     .rope = {.heads_per_block = 4},
     .attn = {.decode_waves = 4, .decode_partition = 256, .prefill_rows = 64, .prefill_split = 4,
@@ -51,12 +52,13 @@ constexpr Tiles with_gemv(Tiles t, GemvTile g) {
 }
 // GEMV tiles (decode): 4 waves split K; 4 rows per block at m <= 2, 2 at
 // m >= 4. gfx1150 (1024 VGPRs per SIMD): chosen for >= 8 waves per SIMD,
-// i.e. <= 128 VGPRs, at m <= 2, which every K = 4096 kernel keeps (Q4_K 76
-// VGPRs) and the K = 12288 Q5_K kernel does not (179: the compiler spends
-// them on the branch-free K-quant scales; capping it at 128 spills); the
-// m = 8 quantized kernels take 107-224. `ft-jit inspect --arch gfx1150
-// --kernel gemv` shows it. H200: a 4096-row weight is 1024 blocks, ~31
-// warps per SM.
+// i.e. <= 128 VGPRs, at m <= 2, which every kernel up to K = 4096 keeps
+// (76-101 VGPRs: 9-12 waves) and the longer-K pipelined ones do not: Q6_K
+// at K >= 8192 135 (7 waves), Q5_K 179 (5: the compiler spends them on the
+// branch-free K-quant scales; capping it at 128 spills); the m = 8 kernels
+// take 71-224 (4-12 waves). Every decode kernel keeps >= 4 (jit_test's
+// FtJitWarm checks both floors). `ft-jit inspect --arch gfx1150 --kernel
+// gemv` shows it. H200: a 4096-row weight is 1024 blocks, ~31 warps per SM.
 constexpr GemvTile kNvidiaGemv{.block_threads = 128, .rows = 4, .rows_wide_m = 2};
 constexpr GemvTile kRdnaGemv{.block_threads = 128, .rows = 4, .rows_wide_m = 2};
 constexpr GemvTile kCdnaGemv{.block_threads = 256, .rows = 4, .rows_wide_m = 2};

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -71,6 +72,29 @@ TEST(FtJitCli, UnknownArchListsKnownTargets) {
 // kernel family's heaviest kernels in the family tests (tests/ops*), which
 // keeps CI on two cores within reason; `ft-jit warm --arch A` checks a whole
 // catalog by hand.
+// The occupancy the decode tiles were chosen for on AMD (gfx_targets/
+// targets.cpp): memory-bound decode kernels need waves resident to keep
+// loads in flight. Every decode GEMV and decode attention kernel keeps at
+// least a quarter of the SIMD's wave slots (gfx1150: 4 of 16), and the m = 1
+// GEMVs up to K = 4096 (every projection but the down one of an 8B model)
+// half of them (gfx1150: 8, at most 128 VGPRs).
+void decode_kernels_keep_their_occupancy(const TargetFacts& t, const json& rows) {
+  const std::regex gemv_shape(R"(^ft_gemv_.*_k(\d+)_m(\d+))");
+  int checked = 0;
+  for (const auto& r : rows) {
+    const std::string name = r["symbol"].get<std::string>();
+    const bool gemv = name.starts_with("ft_gemv_"), attn = name.starts_with("ft_attn_decode_");
+    if (!gemv && !attn) continue;
+    const int waves = r["occupancy_waves"].get<int>();
+    EXPECT_GE(waves, t.max_waves_per_simd / 4) << r.dump();
+    std::smatch m;
+    if (gemv && std::regex_search(name, m, gemv_shape) && std::stoi(m[1]) <= 4096 && std::stoi(m[2]) == 1)
+      EXPECT_GE(waves, t.max_waves_per_simd / 2) << r.dump();
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
 class FtJitWarm : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FtJitWarm, WholeCatalogCompilesWithoutSpillsThenHits) {
@@ -102,6 +126,7 @@ TEST_P(FtJitWarm, WholeCatalogCompilesWithoutSpillsThenHits) {
     EXPECT_GT(r[amd ? "vgprs" : "registers"].get<int>(), 0) << r.dump();
     EXPECT_GT(r["occupancy_waves"].get<int>(), 0) << r.dump();
   }
+  if (amd) decode_kernels_keep_their_occupancy(*find_target(GetParam()), rows);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, FtJitWarm, ::testing::Values("gfx1150", "sm_90"));
