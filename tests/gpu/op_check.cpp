@@ -29,6 +29,20 @@ const Family kFamilies[] = {
 double default_tolerance(DType t) { return t == DType::kF32 ? 1e-5 : 1e-2; }
 
 int run(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const bool help = std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0;
+    bool known = false;
+    for (const Family& f : kFamilies) known = known || std::strcmp(argv[i], f.name) == 0;
+    if (help || !known) {
+      std::FILE* to = help ? stdout : stderr;
+      if (!help) std::fprintf(to, "op_check: unknown op family '%s'\n", argv[i]);
+      std::fprintf(to, "usage: op_check [FAMILY...]\nRuns the GPU kernels of each family (default: all) on cuda:0 against "
+                       "the CPU reference.\nFamilies:");
+      for (const Family& f : kFamilies) std::fprintf(to, " %s", f.name);
+      std::fprintf(to, "\n");
+      return help ? 0 : 2;
+    }
+  }
   auto session = open_op_session("cuda:0");
   if (!session.ok()) {
     std::fprintf(stderr, "op_check: %s\n", session.status().to_string().c_str());
