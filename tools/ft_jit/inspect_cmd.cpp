@@ -20,9 +20,11 @@ constexpr const char* kInspectHelp =
     "usage: ft-jit inspect [--arch A] [--kernel SUBSTR] [--isa] [--json]\n"
     "Per kernel: registers (VGPR/SGPR/AGPR on AMD, registers on NVIDIA), spills, LDS or\n"
     "shared memory, scratch, and waves per SIMD (warps per SM on NVIDIA) from the target\n"
-    "facts. With --arch, the catalog for that target (compiled on demand into the\n"
-    "cache); without it, every kernel already in the cache.\n"
-    "  --isa   print the disassembly (llvm-objdump for AMD, nvdisasm or cuobjdump for NVIDIA)\n";
+    "facts. With --arch, the catalog for that target as the current kernel sources build\n"
+    "it (the built-in ones, or FT_KERNEL_SRC_DIR's: set it as for the run you inspect),\n"
+    "compiled on demand into the cache; without it, every kernel already in the cache.\n"
+    "  --isa   print the disassembly (llvm-objdump for AMD, nvdisasm or cuobjdump for NVIDIA;\n"
+    "          without either, NVRTC's PTX of the same sources)\n";
 
 struct Row {
   std::string arch;
