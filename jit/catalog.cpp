@@ -82,7 +82,11 @@ KernelSpec attention_prefill_spec(const TargetFacts& target, DType dtype, int he
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), std::to_string(group),
                      std::to_string(block_size)};
   if (prefill_uses_mma(target, dtype)) {
-    s.function = "ft::attention_prefill_mma";
+    // Hopper, head_dim 128: wgmma with K and V read from shared memory by the
+    // tensor cores (kernel_src/attention_wgmma.h); otherwise mma.sync with
+    // ldmatrix. Same tile (64 rows, 128 threads) for both.
+    const bool wgmma = target.matrix_core == MatrixCore::kWgmma && head_dim == 128;
+    s.function = wgmma ? "ft::attention_prefill_wgmma" : "ft::attention_prefill_mma";
     s.block_threads = 128;
     return s;
   }

@@ -21,8 +21,9 @@
 //   causal, any q_len per sequence (extend after cached tokens). Rows of a
 //   tile are (new token, head of the group) pairs of one KV head, so K/V tiles
 //   are shared by the whole group and a short extend still fills the tile.
-//   The mma variant uses mma.sync m16n8k16 (NVIDIA); the fma variant is the
-//   portable f32 path (AMD today, and f32 everywhere).
+//   The mma variant uses mma.sync m16n8k16 (NVIDIA), the wgmma variant
+//   wgmma.mma_async (Hopper, head_dim 128; attention_wgmma.h); the fma variant
+//   is the portable f32 path (AMD today, and f32 everywhere).
 #include "quant_x.h"
 
 namespace ft {

@@ -31,6 +31,11 @@ FT_DEVICE void cp_async16(void* dst, const void* src, bool valid) {
 }
 FT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 FT_DEVICE void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// Waits until at most kPending of the newest commit groups are in flight.
+template <int kPending>
+FT_DEVICE void cp_async_wait_pending() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 
 // `addr` is a shared-window address (smem_addr), computed once per tile.
 FT_DEVICE void ldmatrix_x4(unsigned r[4], unsigned addr) {
@@ -46,6 +51,7 @@ FT_DEVICE void ldmatrix_x4_trans(unsigned r[4], unsigned addr) {
 
 template <typename T> struct MmaType;
 template <> struct MmaType<bf16> {
+  static constexpr bool kBf16 = true;
   FT_DEVICE static void mma(float c[4], const unsigned a[4], unsigned b0, unsigned b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};\n"
@@ -60,6 +66,7 @@ template <> struct MmaType<bf16> {
   }
 };
 template <> struct MmaType<f16> {
+  static constexpr bool kBf16 = false;
   FT_DEVICE static void mma(float c[4], const unsigned a[4], unsigned b0, unsigned b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};\n"
@@ -79,10 +86,151 @@ FT_DEVICE int swz(int row, int chunk) {
   return row * kHeadDim + ((chunk ^ (row & 7)) << 3);
 }
 
+// The tile's Q rows (PrefillTile::pos order) into a swizzled [kRows][kHeadDim]
+// LDS tile; rows past the end are zero-filled. Not committed.
+template <typename T, int kHeadDim, int kGroup, int kRows, int kThreads>
+FT_DEVICE void prefill_q_async(const PrefillArgs<T>& a, const PrefillTile& t, T* sq) {
+  constexpr int kChunks = kHeadDim / 8;
+  for (int i = thread_x(); i < kRows * kChunks; i += kThreads) {
+    const int r = i / kChunks, c = i % kChunks;
+    const bool valid = t.row_base + r < t.rows;
+    const int token = t.q0 + (t.row_base + r) / kGroup, head = t.kvh * kGroup + (t.row_base + r) % kGroup;
+    const T* src = valid ? a.q + (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + c * 8 : a.q;
+    cp_async16(&sq[swz<kHeadDim>(r, c)], src, valid);
+  }
+}
+
+// This warp's 16 Q rows as m16k16 A fragments, one per 16 columns.
+template <int kHeadDim>
+FT_DEVICE void prefill_q_frags(const void* sq_tile, unsigned (&qf)[kHeadDim / 16][4]) {
+  const auto* sq = static_cast<const unsigned short*>(sq_tile);
+  const int lane = lane_id(), r = wave_id() * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+  for (int ks = 0; ks < kHeadDim / 16; ++ks) ldmatrix_x4(qf[ks], smem_addr(&sq[swz<kHeadDim>(r, ks * 2 + (lane >> 4))]));
+}
+
+// Copies keys [k0, k0 + kKeys) of one KV head into an LDS tile, 16-byte chunk
+// c of key r at element offset layout(r, c), zero-filling keys past max_pos,
+// and commits the copy group. Each thread copies kIters chunks; the
+// block-table lookups come first, all of them, so their latencies overlap
+// instead of stalling each cp.async in turn.
+template <typename T, int kHeadDim, int kBlockSize, int kKeys, int kThreads, typename Layout>
+FT_DEVICE void prefill_kv_async(T* dst, const T* cache, int k0, int max_pos, const int* table, int n_kv_heads, int kvh,
+                                Layout layout) {
+  constexpr int kChunks = kHeadDim / 8;
+  constexpr int kIters = kKeys * kChunks / kThreads;
+  static_assert(kKeys * kChunks % kThreads == 0 && kThreads % kChunks == 0, "whole rows per pass");
+  const int tid = thread_x(), c = tid % kChunks;
+  int slot[kIters];  // cache slots (< 2^31), -1 past max_pos
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int p = k0 + i * (kThreads / kChunks) + tid / kChunks;
+    slot[i] = p <= max_pos ? table[p / kBlockSize] * kBlockSize + p % kBlockSize : -1;
+  }
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int key = i * (kThreads / kChunks) + tid / kChunks;
+    const T* src =
+        slot[i] >= 0 ? cache + (static_cast<long long>(slot[i]) * n_kv_heads + kvh) * kHeadDim + c * 8 : cache;
+    cp_async16(&dst[layout(key, c)], src, slot[i] >= 0);
+  }
+  cp_async_commit();
+}
+
+// The two accumulator rows a thread holds (g and g + 8 of its warp's 16, g =
+// lane / 4) and their online-softmax state. Accumulators are flat m16n8
+// tiles: element 4 n + j of tile n is (row g + 8 (j / 2), column 8 n + 2 (lane
+// % 4) + j % 2), for mma.sync and for wgmma alike.
+struct PrefillRows {
+  int pos[2];  // cache position of the row's token, -1 past the end
+  float m[2];
+  float l[2];  // this thread's share; the lane quad is summed at the end
+};
+template <int kGroup>
+FT_DEVICE PrefillRows prefill_rows(const PrefillTile& t) {
+  const int r = wave_id() * 16 + (lane_id() >> 2);
+  return {{t.pos<kGroup>(r), t.pos<kGroup>(r + 8)}, {kAttnMinus, kAttnMinus}, {0.0f, 0.0f}};
+}
+
+// S (kN n8 tiles of keys k0 ..) -> P: scale, causal mask (only tiles that
+// reach past the first row's position), online softmax; returns the factors
+// that rescale O.
+template <int kN>
+FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float scale_log2, PrefillRows& rows,
+                               float (&corr)[2]) {
+  const int c2 = (lane_id() & 3) * 2;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float mx = kAttnMinus;
+#pragma unroll
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float v = s[4 * n + 2 * h + e] * scale_log2;
+        if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) v = attn_neg_inf();
+        s[4 * n + 2 * h + e] = v;
+        mx = attn_max(mx, v);
+      }
+    mx = attn_max(mx, shfl_xor(mx, 1));
+    mx = attn_max(mx, shfl_xor(mx, 2));
+    const float m_new = attn_max(rows.m[h], mx);
+    corr[h] = fast_exp2(rows.m[h] - m_new);
+    rows.m[h] = m_new;
+    float sum = 0.0f;
+#pragma unroll
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float p = fast_exp2(s[4 * n + 2 * h + e] - m_new);
+        s[4 * n + 2 * h + e] = p;
+        sum += p;
+      }
+    rows.l[h] = rows.l[h] * corr[h] + sum;
+  }
+}
+
+template <int kRegs>
+FT_DEVICE void prefill_rescale(float (&o)[kRegs], const float (&corr)[2]) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) o[i] *= corr[(i >> 1) & 1];
+}
+
+// Keys 16 kk .. 16 kk + 15 of P as an m16k16 A fragment (n8 tiles 2 kk, 2 kk + 1).
+template <typename T, int kN>
+FT_DEVICE void prefill_p_frag(const float (&p)[kN * 4], int kk, unsigned (&pa)[4]) {
+  const float* q = p + 8 * kk;
+  pa[0] = MmaType<T>::pack(q[0], q[1]);
+  pa[1] = MmaType<T>::pack(q[2], q[3]);
+  pa[2] = MmaType<T>::pack(q[4], q[5]);
+  pa[3] = MmaType<T>::pack(q[6], q[7]);
+}
+
+// out = O / l for this thread's rows that exist.
+template <typename T, int kHeadDim, int kGroup>
+FT_DEVICE void prefill_store(const PrefillArgs<T>& a, const PrefillTile& t, const float (&o)[kHeadDim / 2],
+                             PrefillRows& rows) {
+  const int lane = lane_id(), c2 = (lane & 3) * 2;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    rows.l[h] += shfl_xor(rows.l[h], 1);
+    rows.l[h] += shfl_xor(rows.l[h], 2);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = t.row_base + wave_id() * 16 + (lane >> 2) + 8 * h;
+    if (r >= t.rows) continue;
+    const int token = t.q0 + r / kGroup, head = t.kvh * kGroup + r % kGroup;
+    T* dst = a.out + (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + c2;
+    const float inv = rows.l[h] > 0.0f ? 1.0f / rows.l[h] : 0.0f;
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n)
+      *reinterpret_cast<unsigned*>(dst + n * 8) = MmaType<T>::pack(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+  }
+}
+
 template <typename T, int kHeadDim, int kGroup, int kBlockSize>
 FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
   constexpr int kRows = 64, kKeys = 64, kThreads = 128;
-  constexpr int kChunks = kHeadDim / 8;   // 16-byte chunks per row
   constexpr int kDSteps = kHeadDim / 16;  // k-steps of S = Q K^T
   constexpr int kONb = kHeadDim / 8;      // n-blocks of O
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 128, "head_dim 64 or 128");
@@ -95,59 +243,28 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
 
   PrefillTile t;
   if (!prefill_tile<T, kGroup>(a, kRows, &t)) return;
-  const int tid = thread_x(), lane = lane_id(), warp = wave_id();
+  const int lane = lane_id();
   const int last = attn_min(t.row_base + kRows, t.rows) - 1;
   const int max_pos = t.ctx - t.q_len + last / kGroup;
   const int min_pos = t.ctx - t.q_len + t.row_base / kGroup;
   const int* table = a.block_tables + static_cast<long long>(t.seq) * a.max_blocks;
 
-  for (int i = tid; i < kRows * kChunks; i += kThreads) {
-    const int r = i / kChunks, c = i % kChunks;
-    const bool valid = t.row_base + r < t.rows;
-    const int token = t.q0 + (t.row_base + r) / kGroup, head = t.kvh * kGroup + (t.row_base + r) % kGroup;
-    const T* src = valid ? a.q + (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + c * 8 : a.q;
-    cp_async16(&sq[swz<kHeadDim>(r, c)], src, valid);
-  }
-  // Each thread copies kKvIters 16-byte chunks per tile. The block-table
-  // lookups come first, all of them, so their latencies overlap instead of
-  // stalling each cp.async in turn.
-  constexpr int kKvIters = kKeys * kChunks / kThreads;
-  static_assert(kKeys * kChunks % kThreads == 0 && kThreads % kChunks == 0, "whole rows per pass");
+  prefill_q_async<T, kHeadDim, kGroup, kRows, kThreads>(a, t, sq);
   auto load_kv = [&](T* dst, const T* cache, int k0) {
-    const int c = tid % kChunks;
-    long long off[kKvIters];
-#pragma unroll
-    for (int i = 0; i < kKvIters; ++i) {
-      const int p = k0 + i * (kThreads / kChunks) + tid / kChunks;
-      off[i] = p <= max_pos ? static_cast<long long>(table[p / kBlockSize]) * kBlockSize + p % kBlockSize : -1;
-    }
-#pragma unroll
-    for (int i = 0; i < kKvIters; ++i) {
-      const int key = i * (kThreads / kChunks) + tid / kChunks;
-      const T* src = off[i] >= 0 ? cache + (off[i] * a.n_kv_heads + t.kvh) * kHeadDim + c * 8 : cache;
-      cp_async16(&dst[swz<kHeadDim>(key, c)], src, off[i] >= 0);
-    }
-    cp_async_commit();
+    prefill_kv_async<T, kHeadDim, kBlockSize, kKeys, kThreads>(dst, cache, k0, max_pos, table, a.n_kv_heads, t.kvh,
+                                                               [](int r, int c) { return swz<kHeadDim>(r, c); });
   };
   load_kv(buf[1], a.k_cache, 0);  // commits Q with it
 
-  // This thread's rows in the accumulators: g and g + 8 of the warp's 16.
-  const int g = lane >> 2, c2 = (lane & 3) * 2;
-  int row_pos[2];
-  for (int h = 0; h < 2; ++h) row_pos[h] = t.pos<kGroup>(warp * 16 + g + 8 * h);
-
+  PrefillRows rows = prefill_rows<kGroup>(t);
   unsigned qf[kDSteps][4];
-  float o[kONb][4];
-  for (int n = 0; n < kONb; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float m[2] = {kAttnMinus, kAttnMinus}, l[2] = {0.0f, 0.0f};
+  float o[kHeadDim / 2];
+#pragma unroll
+  for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.0f;
 
   cp_async_wait_all();
   sync_threads();
-  {
-    const int r = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-#pragma unroll
-    for (int ks = 0; ks < kDSteps; ++ks) ldmatrix_x4(qf[ks], smem_addr(&sq[swz<kHeadDim>(r, ks * 2 + (lane >> 4))]));
-  }
+  prefill_q_frags<kHeadDim>(sq, qf);
   sync_threads();  // Q is in registers: buf[0] is free
   load_kv(sv, a.v_cache, 0);
   if (kKeys <= max_pos) load_kv(buf[0], a.k_cache, kKeys);
@@ -166,98 +283,47 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
   const unsigned v_base = smem_addr(sv);
   for (int k0 = 0, it = 0; k0 <= max_pos; k0 += kKeys, ++it) {
     const unsigned k_base = smem_addr(buf[(it & 1) ^ 1]) + k_row;
-    float s[8][4];
+    float s[kKeys / 2];
 #pragma unroll
-    for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    for (int i = 0; i < kKeys / 2; ++i) s[i] = 0.0f;
 #pragma unroll
     for (int ks = 0; ks < kDSteps; ++ks) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         unsigned b[4];
         ldmatrix_x4(b, k_base + j * 16 * kHeadDim * 2 + (((ks * 2) ^ k_x) << 4));
-        MmaType<T>::mma(s[2 * j], qf[ks], b[0], b[1]);
-        MmaType<T>::mma(s[2 * j + 1], qf[ks], b[2], b[3]);
+        MmaType<T>::mma(&s[8 * j], qf[ks], b[0], b[1]);
+        MmaType<T>::mma(&s[8 * j + 4], qf[ks], b[2], b[3]);
       }
     }
-    // Scale, causal mask (only tiles that reach past the first row's position),
-    // online softmax over the two rows this thread holds.
-    const bool masked = k0 + kKeys - 1 > min_pos;
     float corr[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = kAttnMinus;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float v = s[n][2 * h + e] * a.scale_log2;
-          if (masked && k0 + n * 8 + c2 + e > row_pos[h]) v = attn_neg_inf();
-          s[n][2 * h + e] = v;
-          mx = attn_max(mx, v);
-        }
-      mx = attn_max(mx, shfl_xor(mx, 1));
-      mx = attn_max(mx, shfl_xor(mx, 2));
-      const float m_new = attn_max(m[h], mx);
-      corr[h] = fast_exp2(m[h] - m_new);
-      m[h] = m_new;
-      float sum = 0.0f;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float p = fast_exp2(s[n][2 * h + e] - m_new);
-          s[n][2 * h + e] = p;
-          sum += p;
-        }
-      l[h] = l[h] * corr[h] + sum;  // this thread's share; the quad is summed at the end
-    }
-#pragma unroll
-    for (int n = 0; n < kONb; ++n) {
-      o[n][0] *= corr[0];
-      o[n][1] *= corr[0];
-      o[n][2] *= corr[1];
-      o[n][3] *= corr[1];
-    }
+    prefill_softmax<kKeys / 8>(s, k0, k0 + kKeys - 1 > min_pos, a.scale_log2, rows, corr);
+    prefill_rescale(o, corr);
 
     cp_async_wait_all();
     sync_threads();  // V[t] and K[t+1] landed; every warp is done with K[t]
     if (k0 + 2 * kKeys <= max_pos) load_kv(buf[(it & 1) ^ 1], a.k_cache, k0 + 2 * kKeys);
 
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      unsigned pa[4] = {MmaType<T>::pack(s[2 * kk][0], s[2 * kk][1]), MmaType<T>::pack(s[2 * kk][2], s[2 * kk][3]),
-                        MmaType<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                        MmaType<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      unsigned pa[4];
+      prefill_p_frag<T, kKeys / 8>(s, kk, pa);
 #pragma unroll
       for (int dj = 0; dj < kONb / 2; ++dj) {
         unsigned b[4];
         ldmatrix_x4_trans(b, v_base + v_row + kk * 16 * kHeadDim * 2 + (((dj * 2) ^ v_x) << 4));
-        MmaType<T>::mma(o[2 * dj], pa, b[0], b[1]);
-        MmaType<T>::mma(o[2 * dj + 1], pa, b[2], b[3]);
+        MmaType<T>::mma(&o[8 * dj], pa, b[0], b[1]);
+        MmaType<T>::mma(&o[8 * dj + 4], pa, b[2], b[3]);
       }
     }
     sync_threads();  // every warp is done with V[t]
     if (k0 + kKeys <= max_pos) load_kv(sv, a.v_cache, k0 + kKeys);
   }
-
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    l[h] += shfl_xor(l[h], 1);
-    l[h] += shfl_xor(l[h], 2);
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = t.row_base + warp * 16 + g + 8 * h;
-    if (r >= t.rows) continue;
-    const int token = t.q0 + r / kGroup, head = t.kvh * kGroup + r % kGroup;
-    T* dst = a.out + (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + c2;
-    const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
-#pragma unroll
-    for (int n = 0; n < kONb; ++n) {
-      const unsigned packed = MmaType<T>::pack(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
-      *reinterpret_cast<unsigned*>(dst + n * 8) = packed;
-    }
-  }
+  prefill_store<T, kHeadDim, kGroup>(a, t, o, rows);
 }
 
 }  // namespace ft
+
+#if defined(FT_MATRIX_CORE_WGMMA)
+#include "attention_wgmma.h"
+#endif

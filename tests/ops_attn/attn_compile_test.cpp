@@ -64,6 +64,14 @@ TEST_P(AttnTarget, SubsetCompilesWithoutSpills) {
       EXPECT_NE(ptx->find("mma.sync.aligned.m16n8k16.row.col.f32"), std::string::npos) << spec.name;
       EXPECT_NE(ptx->find("ldmatrix.sync.aligned.m8n8.x4.trans"), std::string::npos) << spec.name;
     }
+    if (spec.function == "ft::attention_prefill_wgmma") {
+      auto ptx = service().ptx(spec, *target);
+      ASSERT_TRUE(ptx.ok()) << ptx.status().to_string();
+      EXPECT_NE(ptx->find("wgmma.mma_async.sync.aligned.m64n64k16.f32"), std::string::npos) << spec.name;
+      // Three blocks per SM (168 registers or fewer): the one-warpgroup block
+      // leans on its neighbours to fill the tensor cores during its softmax.
+      EXPECT_GE(waves, 12) << spec.name << ": " << regs << " registers";
+    }
   }
 }
 
@@ -82,21 +90,31 @@ TEST(AttnCatalog, CoversTheModelShapesAndTakesTilesFromTheTarget) {
     for (const auto& s : kernel_catalog(t)) {
       rope += s.function == "ft::rope_qk_norm_kv_write";
       decode += s.function == "ft::attention_decode";
-      prefill += s.function == "ft::attention_prefill_mma" || s.function == "ft::attention_prefill_fma";
+      prefill += s.function == "ft::attention_prefill_mma" || s.function == "ft::attention_prefill_fma" ||
+                 s.function == "ft::attention_prefill_wgmma";
     }
     const int shapes = static_cast<int>(catalog_attention_shapes().size());
     EXPECT_EQ(rope, 2 * 2 * 3) << t.name;  // f16/bf16 x head_dim 64/128 x (NORM, NEOX, NEOX + q/k norm)
     EXPECT_EQ(decode, 2 * shapes) << t.name;
     EXPECT_EQ(prefill, 2 * shapes) << t.name;
   }
-  // The prefill kernel follows the matrix cores the target has: mma.sync on
-  // NVIDIA for 16-bit types; the f32-FMA kernel on AMD (no WMMA/MFMA attention
-  // yet) and for f32, with its tile from the target's AttnTile.
+  // The prefill kernel follows the matrix cores the target has: wgmma on
+  // Hopper and mma.sync on other NVIDIA targets for 16-bit types; the f32-FMA
+  // kernel on AMD (no WMMA/MFMA attention yet) and for f32, with its tile from
+  // the target's AttnTile.
   for (const auto& t : all_targets()) {
     for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
       KernelSpec s = attention_prefill_spec(t, dt, 128, 4, 16);
       const bool mma = !t.is_amd() && dt != DType::kF32;
-      EXPECT_EQ(s.function, mma ? "ft::attention_prefill_mma" : "ft::attention_prefill_fma") << t.name;
+      const bool wgmma = mma && t.matrix_core == MatrixCore::kWgmma;
+      EXPECT_EQ(s.function, wgmma ? "ft::attention_prefill_wgmma"
+                            : mma ? "ft::attention_prefill_mma"
+                                  : "ft::attention_prefill_fma")
+          << t.name;
+      // head_dim 64 stays on mma.sync everywhere (attention_wgmma.h says why).
+      EXPECT_EQ(attention_prefill_spec(t, dt, 64, 4, 16).function,
+                mma ? "ft::attention_prefill_mma" : "ft::attention_prefill_fma")
+          << t.name;
       EXPECT_EQ(attention_prefill_rows(t, dt), mma ? 64 : t.tiles.attn.prefill_rows) << t.name;
       if (!mma) {
         EXPECT_EQ(s.block_threads, t.tiles.attn.prefill_rows * t.tiles.attn.prefill_split) << t.name;
