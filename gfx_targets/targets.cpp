@@ -17,7 +17,7 @@ constexpr Tiles kDefaultTiles{
     // KB in flight per WGP, far more than LPDDR5X needs. jit_test's FtJitWarm
     // holds every decode kernel to the floor.
     // Prefill FMA: 64 rows x 4 lanes, 32-key f32 tiles = 33 KiB of LDS.
-    .rope = {.heads_per_block = 4},
+    .rope = {.heads_per_block = 4, .heads_per_group = 4},
     .attn = {.decode_waves = 4, .decode_partition = 256, .prefill_rows = 64, .prefill_split = 4,
              .prefill_keys = 32},
 };

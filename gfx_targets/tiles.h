@@ -30,7 +30,9 @@ struct GemvTile {
 
 // RoPE + q/k norm + KV write (kernel_src/rope.hip): 32 lanes per head.
 struct RopeTile {
-  int heads_per_block;  // block = 32 * heads_per_block threads
+  int heads_per_block;  // lane groups per block: block = 32 * heads_per_block threads
+  int heads_per_group;  // most heads one lane group takes (a launch on many tokens): their
+                        // loads are all in flight at once and they share one sin/cos
 };
 
 // Paged attention (kernel_src/attention.hip).
@@ -85,7 +87,9 @@ constexpr bool valid(const ActTile& t) {
          t.vectors_per_thread <= 8;
 }
 
-constexpr bool valid(const RopeTile& t) { return t.heads_per_block >= 1 && t.heads_per_block <= 16; }
+constexpr bool valid(const RopeTile& t) {
+  return t.heads_per_block >= 1 && t.heads_per_block <= 16 && t.heads_per_group >= 1 && t.heads_per_group <= 8;
+}
 constexpr bool valid(const AttnTile& t) {
   return t.decode_waves >= 1 && t.decode_waves <= 16 && t.decode_partition >= kMinDecodePartition &&
          t.decode_partition % 16 == 0 && t.decode_partition <= 1024 && t.prefill_split >= 1 &&

@@ -42,7 +42,8 @@ KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool 
   s.family = "rope";
   s.function = "ft::rope_qk_norm_kv_write";
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), neox ? "1" : "0",
-                     qk_norm ? "true" : "false", std::to_string(tile.heads_per_block)};
+                     qk_norm ? "true" : "false", std::to_string(tile.heads_per_block),
+                     std::to_string(tile.heads_per_group)};
   s.args_type = fmt::format("ft::RopeArgs<{}>", dtype_device_name(dtype));
   s.block_threads = 32 * tile.heads_per_block;
   return s;

@@ -1,10 +1,13 @@
 // RoPE on q and k, fused with Qwen3's per-head q/k RMSNorm and the write of
 // k and v into the paged KV cache (contract: runtime/ops/rope.h).
 //
-// One group of 32 lanes per head (a whole wave on wave32, half a wave on
+// A group of 32 lanes per head (a whole wave on wave32, half a wave on
 // wave64), so the per-head norm is a 5-step shuffle sum and no LDS is needed.
-// A block covers kHeadsPerBlock heads of one token: grid = (tokens, head
-// groups), heads counted over q, then k, then v. Each lane holds head_dim / 32
+// A block has kHeadsPerBlock lane groups on one token: grid = (tokens, head
+// groups), heads counted over q, then k, then v. On few tokens a group takes
+// one head (as many blocks as possible for a latency-bound launch); on many,
+// several, so each lane has more bytes in flight: one 4-byte pair of loads
+// per lane cannot cover the memory latency (RoPE ran at 57% of copy so). Each lane holds head_dim / 32
 // elements: NEOX pairs x[i] with x[i + d/2], so a lane takes a slice of each
 // half; NORM pairs neighbours, so a lane takes one contiguous slice.
 //
@@ -31,6 +34,7 @@ struct RopeArgs {
   int n_tokens;
   int n_heads;
   int n_kv_heads;
+  int heads_per_group;  // 1 .. kMaxHeadsPerGroup
 };
 
 constexpr int kRopeGroupLanes = 32;
@@ -68,20 +72,23 @@ FT_DEVICE float group_sum32(float v) {
   return v;
 }
 
-// kStyle: 0 = NORM (adjacent pairs), 1 = NEOX (halves).
-template <typename T, int kHeadDim, int kStyle, bool kHasNorm, int kHeadsPerBlock>
+// kStyle: 0 = NORM (adjacent pairs), 1 = NEOX (halves). A lane group takes
+// a.heads_per_group (at most kMaxHeadsPerGroup) consecutive heads of its
+// token: all of their loads are issued before any is used, and the q and k
+// heads among them share this lane's sin/cos.
+template <typename T, int kHeadDim, int kStyle, bool kHasNorm, int kHeadsPerBlock, int kMaxHeadsPerGroup>
 FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
   static_assert(kHeadDim % (2 * kRopeGroupLanes) == 0, "head_dim must be a multiple of 64");
   constexpr int kPer = kHeadDim / kRopeGroupLanes;  // elements per lane
   constexpr int kHalf = kPer / 2;
   const int token = block_x();
   const int lane = thread_x() % kRopeGroupLanes;
-  const int head = block_y() * kHeadsPerBlock + thread_x() / kRopeGroupLanes;
-  const int n_q = a.n_heads, n_kv = a.n_kv_heads;
-  if (token >= a.n_tokens || head >= n_q + 2 * n_kv) return;
+  const int per_group = a.heads_per_group;
+  const int first = (block_y() * kHeadsPerBlock + thread_x() / kRopeGroupLanes) * per_group;
+  const int n_q = a.n_heads, n_kv = a.n_kv_heads, row = n_q + 2 * n_kv;
+  if (token >= a.n_tokens || first >= row) return;
   const int slot = a.slots[token];
-  const int row = n_q + 2 * n_kv;
-  const T* src = a.qkv + (static_cast<long long>(token) * row + head) * kHeadDim;
+  const T* src = a.qkv + (static_cast<long long>(token) * row + first) * kHeadDim;
 
   // NEOX: elements [0, kHalf) of this lane sit in the first half of the head,
   // [kHalf, kPer) at the same offsets in the second; NORM: one contiguous run.
@@ -90,66 +97,73 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
   using Run = Vec<T, kRunBytes>;
   const int run0 = kStyle == 1 ? lane * kHalf : lane * kPer;
   const int run1 = kStyle == 1 ? kHeadDim / 2 + lane * kHalf : lane * kPer + kHalf;
-  float x[kPer];
-  {
-    const Run r0 = load_vec<T, kRunBytes>(src + run0), r1 = load_vec<T, kRunBytes>(src + run1);
+  Run in0[kMaxHeadsPerGroup], in1[kMaxHeadsPerGroup];
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j) {
-      x[j] = to_float(r0.v[j]);
-      x[kHalf + j] = to_float(r1.v[j]);
+  for (int h = 0; h < kMaxHeadsPerGroup; ++h) {
+    if (h < per_group && first + h < row) {
+      in0[h] = load_vec<T, kRunBytes>(src + h * kHeadDim + run0);
+      in1[h] = load_vec<T, kRunBytes>(src + h * kHeadDim + run1);
     }
   }
-  auto store = [&](T* dst) {
-    Run r0, r1;
-#pragma unroll
-    for (int j = 0; j < kHalf; ++j) {
-      r0.v[j] = from_float<T>(x[j]);
-      r1.v[j] = from_float<T>(x[kHalf + j]);
-    }
-    store_vec<T, kRunBytes>(dst + run0, r0);
-    store_vec<T, kRunBytes>(dst + run1, r1);
-  };
 
-  if (head >= n_q + n_kv) {  // v: straight into the cache
-    if (slot < 0) return;
-    T* dst = a.v_cache + (static_cast<long long>(slot) * n_kv + (head - n_q - n_kv)) * kHeadDim;
-    store(dst);
-    return;
-  }
-  const bool is_q = head < n_q;
-  if constexpr (kHasNorm) {
-    float ss = 0.0f;
+  // Pair p of this lane is frequency lane * kHalf + p in both styles: NEOX
+  // pairs (p, p + kHalf), NORM pairs (2p, 2p + 1) of the lane's run.
+  float sn[kHalf], cs[kHalf];
+  if (first < n_q + n_kv) {  // some head of the group is q or k
+    const int pos = a.positions[token];
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) ss += x[j] * x[j];
-    const float r = fast_rsqrt(group_sum32(ss) * (1.0f / kHeadDim) + a.norm_eps);
-    const T* w = is_q ? a.q_norm : a.k_norm;
-    const Run w0 = load_vec<T, kRunBytes>(w + run0), w1 = load_vec<T, kRunBytes>(w + run1);
+    for (int p = 0; p < kHalf; ++p) rope_sincos(static_cast<float>(pos), a.inv_freq[lane * kHalf + p], &sn[p], &cs[p]);
+  }
+
+#pragma unroll
+  for (int h = 0; h < kMaxHeadsPerGroup; ++h) {
+    const int head = first + h;
+    if (h >= per_group || head >= row) break;
+    float x[kPer];
 #pragma unroll
     for (int j = 0; j < kHalf; ++j) {
-      x[j] = x[j] * r * to_float(w0.v[j]);
-      x[kHalf + j] = x[kHalf + j] * r * to_float(w1.v[j]);
+      x[j] = to_float(in0[h].v[j]);
+      x[kHalf + j] = to_float(in1[h].v[j]);
+    }
+    T* dst = nullptr;
+    if (head >= n_q + n_kv) {  // v: straight into the cache
+      if (slot >= 0) dst = a.v_cache + (static_cast<long long>(slot) * n_kv + (head - n_q - n_kv)) * kHeadDim;
+    } else {
+      const bool is_q = head < n_q;
+      if constexpr (kHasNorm) {
+        float ss = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) ss += x[j] * x[j];
+        const float r = fast_rsqrt(group_sum32(ss) * (1.0f / kHeadDim) + a.norm_eps);
+        const T* w = is_q ? a.q_norm : a.k_norm;
+        const Run w0 = load_vec<T, kRunBytes>(w + run0), w1 = load_vec<T, kRunBytes>(w + run1);
+#pragma unroll
+        for (int j = 0; j < kHalf; ++j) {
+          x[j] = x[j] * r * to_float(w0.v[j]);
+          x[kHalf + j] = x[kHalf + j] * r * to_float(w1.v[j]);
+        }
+      }
+#pragma unroll
+      for (int p = 0; p < kHalf; ++p) {
+        const int i0 = kStyle == 1 ? p : 2 * p, i1 = kStyle == 1 ? p + kHalf : 2 * p + 1;
+        const float x0 = x[i0], x1 = x[i1];
+        x[i0] = (x0 * cs[p] - x1 * sn[p]) * a.mscale;
+        x[i1] = (x0 * sn[p] + x1 * cs[p]) * a.mscale;
+      }
+      if (is_q) dst = a.q_out + (static_cast<long long>(token) * n_q + head) * kHeadDim;
+      else if (slot >= 0) dst = a.k_cache + (static_cast<long long>(slot) * n_kv + (head - n_q)) * kHeadDim;
+    }
+    if (dst) {
+      Run r0, r1;
+#pragma unroll
+      for (int j = 0; j < kHalf; ++j) {
+        r0.v[j] = from_float<T>(x[j]);
+        r1.v[j] = from_float<T>(x[kHalf + j]);
+      }
+      store_vec<T, kRunBytes>(dst + run0, r0);
+      store_vec<T, kRunBytes>(dst + run1, r1);
     }
   }
-  const int pos = a.positions[token];
-#pragma unroll
-  for (int p = 0; p < kHalf; ++p) {
-    // Pair p of this lane is frequency lane * kHalf + p in both styles: NEOX
-    // pairs (p, p + kHalf), NORM pairs (2p, 2p + 1) of the lane's run.
-    const int i0 = kStyle == 1 ? p : 2 * p, i1 = kStyle == 1 ? p + kHalf : 2 * p + 1;
-    float s, c;
-    rope_sincos(static_cast<float>(pos), a.inv_freq[lane * kHalf + p], &s, &c);
-    const float x0 = x[i0], x1 = x[i1];
-    x[i0] = (x0 * c - x1 * s) * a.mscale;
-    x[i1] = (x0 * s + x1 * c) * a.mscale;
-  }
-  T* dst;
-  if (is_q) {
-    dst = a.q_out + (static_cast<long long>(token) * n_q + head) * kHeadDim;
-  } else {
-    if (slot < 0) return;
-    dst = a.k_cache + (static_cast<long long>(slot) * n_kv + (head - n_q)) * kHeadDim;
-  }
-  store(dst);
 }
 
 }  // namespace ft

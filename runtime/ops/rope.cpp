@@ -102,6 +102,16 @@ void rope_qk_norm_kv_write_reference(const RopeShape& s, const float* qkv, const
   }
 }
 
+int rope_heads_per_group(const RopeTile& tile, int n_tokens, int heads, int resident_blocks) {
+  // The most heads per lane group that still leaves a full round of resident
+  // blocks: few tokens (decode) keep one head per group and the widest grid.
+  for (int per = tile.heads_per_group; per > 1; per /= 2) {
+    const long long blocks = static_cast<long long>(n_tokens) * ((heads + tile.heads_per_block * per - 1) / (tile.heads_per_block * per));
+    if (blocks >= resident_blocks) return per;
+  }
+  return 1;
+}
+
 Status rope_qk_norm_kv_write(OpContext& ctx, DType dtype, const RopeShape& s, DeviceBuffer qkv, DeviceBuffer positions,
                              DeviceBuffer slots, DeviceBuffer inv_freq, DeviceBuffer q_norm, DeviceBuffer k_norm,
                              DeviceBuffer q_out, const KvLayout& kv, DeviceBuffer k_cache, DeviceBuffer v_cache) {
@@ -134,18 +144,22 @@ Status rope_qk_norm_kv_write(OpContext& ctx, DType dtype, const RopeShape& s, De
     return FT_ERROR(ErrorCode::kInvalidArgument, "rope: give both q_norm and k_norm weights or neither");
   const bool has_norm = q_norm.ptr != 0;
   const RopeTile& tile = ctx.facts().tiles.rope;
-  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(rope_spec(ctx.facts(), dtype, s.head_dim,
-                                                           s.style == RopeStyle::kNeox, has_norm)));
+  const KernelSpec spec = rope_spec(ctx.facts(), dtype, s.head_dim, s.style == RopeStyle::kNeox, has_norm);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
+  FT_ASSIGN_OR_RETURN(int resident, ctx.resident_blocks(spec));
+  const int heads = s.n_heads + 2 * s.n_kv_heads;
+  const int per_group = rope_heads_per_group(tile, s.n_tokens, heads, resident);
+  const int per_block = tile.heads_per_block * per_group;
   // Mirrors kernel_src/rope.hip's RopeArgs<T>.
   struct {
     uint64_t qkv, positions, slots, inv_freq, q_norm, k_norm, q_out, k_cache, v_cache;
     float mscale, norm_eps;
-    int n_tokens, n_heads, n_kv_heads;
+    int n_tokens, n_heads, n_kv_heads, heads_per_group;
   } args{qkv.ptr,     positions.ptr, slots.ptr,   inv_freq.ptr, q_norm.ptr,   k_norm.ptr,   q_out.ptr,
-         k_cache.ptr, v_cache.ptr,   s.mscale,    s.norm_eps,   s.n_tokens,   s.n_heads,    s.n_kv_heads};
+         k_cache.ptr, v_cache.ptr,   s.mscale,    s.norm_eps,   s.n_tokens,   s.n_heads,    s.n_kv_heads, per_group};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(s.n_tokens);
-  dims.grid[1] = static_cast<unsigned>((s.n_heads + 2 * s.n_kv_heads + tile.heads_per_block - 1) / tile.heads_per_block);
+  dims.grid[1] = static_cast<unsigned>((heads + per_block - 1) / per_block);
   dims.block[0] = static_cast<unsigned>(32 * tile.heads_per_block);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }

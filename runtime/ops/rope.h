@@ -48,6 +48,11 @@ Status rope_qk_norm_kv_write(OpContext& ctx, DType dtype, const RopeShape& shape
                              DeviceBuffer k_norm, DeviceBuffer q_out, const KvLayout& kv, DeviceBuffer k_cache,
                              DeviceBuffer v_cache);
 
+// Heads per lane group for a launch over n_tokens x heads: the largest of
+// tile.heads_per_group, halved, ... 1 whose grid still has resident_blocks
+// blocks, so decode keeps one head per group and long prompts take several.
+int rope_heads_per_group(const RopeTile& tile, int n_tokens, int heads, int resident_blocks);
+
 // f32 reference of the same.
 void rope_qk_norm_kv_write_reference(const RopeShape& shape, const float* qkv, const int32_t* positions,
                                      const int32_t* slots, const float* inv_freq, const float* q_norm,

@@ -189,6 +189,16 @@ std::vector<CheckCase> check_attention(OpContext& ctx, std::mt19937& rng) {
   }
   cases.push_back(make_case("rope_neox_qknorm", DType::kF32, "9x(16+8+8)x128",
                             check_rope(ctx, DType::kF32, 128, RopeStyle::kNeox, true, 9, 16, 8, rng)));
+  // Many tokens: lane groups take several heads each (rope_heads_per_group),
+  // including groups that run past the last head.
+  cases.push_back(make_case("rope_neox_qknorm", DType::kBF16, "2000x(32+8+8)x128",
+                            check_rope(ctx, DType::kBF16, 128, RopeStyle::kNeox, true, 2000, 32, 8, rng)));
+  cases.push_back(make_case("rope_neox_qknorm", DType::kBF16, "400x(32+8+8)x128",
+                            check_rope(ctx, DType::kBF16, 128, RopeStyle::kNeox, true, 400, 32, 8, rng)));
+  cases.push_back(make_case("rope_norm", DType::kF16, "3000x(14+2+2)x64",
+                            check_rope(ctx, DType::kF16, 64, RopeStyle::kNorm, false, 3000, 14, 2, rng)));
+  cases.push_back(make_case("rope_neox_qknorm", DType::kF32, "3000x(14+2+2)x128",
+                            check_rope(ctx, DType::kF32, 128, RopeStyle::kNeox, true, 3000, 14, 2, rng)));
 
   // Decode: contexts 1..5000 in one ragged batch, and single long sequences.
   std::uniform_int_distribution<int> any_ctx(1, 5000);

@@ -202,5 +202,23 @@ TEST(RopeLauncher, CpuBackendRunsTheReference) {
   for (DeviceBuffer d : {qkv, pos, slot, inv, q, k, v}) b.free(d);
 }
 
+TEST(RopeLauncher, HeadsPerGroupKeepAFullRoundOfBlocks) {
+  const RopeTile tile{.heads_per_block = 4, .heads_per_group = 4};
+  // Decode: 48 heads of one token never fill 2112 resident blocks: one head per group.
+  EXPECT_EQ(rope_heads_per_group(tile, 1, 48, 2112), 1);
+  EXPECT_EQ(rope_heads_per_group(tile, 32, 48, 2112), 1);
+  // 2 heads per group: 6 blocks per token; 4: 3 blocks per token.
+  EXPECT_EQ(rope_heads_per_group(tile, 352, 48, 2112), 2);
+  EXPECT_EQ(rope_heads_per_group(tile, 703, 48, 2112), 2);
+  EXPECT_EQ(rope_heads_per_group(tile, 704, 48, 2112), 4);
+  EXPECT_EQ(rope_heads_per_group(tile, 16384, 48, 2112), 4);
+  // A partial last block counts as a block.
+  EXPECT_EQ(rope_heads_per_group(tile, 100, 18, 200), 4);
+  EXPECT_EQ(rope_heads_per_group(tile, 100, 18, 201), 2);
+  // The tile's cap holds.
+  EXPECT_EQ(rope_heads_per_group({.heads_per_block = 4, .heads_per_group = 1}, 16384, 48, 1), 1);
+  EXPECT_EQ(rope_heads_per_group({.heads_per_block = 2, .heads_per_group = 8}, 16384, 48, 1), 8);
+}
+
 }  // namespace
 }  // namespace ft
