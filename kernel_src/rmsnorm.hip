@@ -12,7 +12,8 @@
 //
 // One block per row. The row width is a template constant, so each thread
 // keeps its slice in registers (hidden 8192 at 256 threads and 16-byte loads is
-// 4 vectors of 8 bf16 per thread): one read of x, one write of out; the weight
+// 4 vectors of 8 bf16 per thread; wider rows get more threads, see
+// jit/catalog.cpp's norm_block_threads): one read of x, one write of out; the weight
 // read is shared by all rows and stays in L2. Memory-bound: at 4096 x bf16 a row
 // is 8 KiB in and 8 KiB out.
 #include "quant_x.h"
@@ -46,29 +47,42 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   const T* x = a.x + offset;
   T* out = a.out + offset;
 
-  float vals[kVecsPerThread][kPerVec];
-  V w[kVecsPerThread];  // loaded with x, so no global load waits behind the block sum
+  // The row is held as T (what the sum rounds to anyway), half the registers
+  // of floats for 16-bit types. The weight comes with x, so no global load
+  // waits behind the block sum, unless a thread holds more than 4 vectors
+  // (rows wider than 8192 bf16): then it comes after, from L2 (every row
+  // reads it), and the registers it frees keep a second row resident.
+  constexpr bool kWeightEarly = kVecsPerThread <= 4;
+  V xs[kVecsPerThread];
+  V w[kVecsPerThread];
   float sum_sq = 0.0f;
 #pragma unroll
   for (int i = 0; i < kVecsPerThread; ++i) {
     const int vi = thread_x() + i * kThreads;
     if (kVecs % kThreads == 0 || vi < kVecs) {
-      w[i] = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
-      V v = load_vec<T, kLoadBytes>(x + vi * kPerVec);
+      if constexpr (kWeightEarly) w[i] = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
+      xs[i] = load_vec<T, kLoadBytes>(x + vi * kPerVec);
       if constexpr (kAddResidual) {
         V r = load_vec<T, kLoadBytes>(a.residual + offset + vi * kPerVec);
 #pragma unroll
-        for (int j = 0; j < kPerVec; ++j) v.v[j] = from_float<T>(to_float(v.v[j]) + to_float(r.v[j]));
-        store_vec<T, kLoadBytes>(a.residual_out + offset + vi * kPerVec, v);
+        for (int j = 0; j < kPerVec; ++j) xs[i].v[j] = from_float<T>(to_float(xs[i].v[j]) + to_float(r.v[j]));
+        store_vec<T, kLoadBytes>(a.residual_out + offset + vi * kPerVec, xs[i]);
       }
 #pragma unroll
       for (int j = 0; j < kPerVec; ++j) {
-        vals[i][j] = to_float(v.v[j]);
-        sum_sq += vals[i][j] * vals[i][j];
+        const float f = to_float(xs[i].v[j]);
+        sum_sq += f * f;
       }
     }
   }
   const float scale = fast_rsqrt(block_sum<kThreads>(sum_sq, scratch) * (1.0f / kHidden) + a.eps);
+  if constexpr (!kWeightEarly) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const int vi = thread_x() + i * kThreads;
+      if (kVecs % kThreads == 0 || vi < kVecs) w[i] = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
+    }
+  }
 #pragma unroll
   for (int i = 0; i < kVecsPerThread; ++i) {
     const int vi = thread_x() + i * kThreads;
@@ -76,7 +90,7 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
     V o;
     if (active) {
 #pragma unroll
-      for (int j = 0; j < kPerVec; ++j) o.v[j] = from_float<T>(vals[i][j] * scale * to_float(w[i].v[j]));
+      for (int j = 0; j < kPerVec; ++j) o.v[j] = from_float<T>(to_float(xs[i].v[j]) * scale * to_float(w[i].v[j]));
       store_vec<T, kLoadBytes>(out + vi * kPerVec, o);
     }
     if constexpr (kQ8Out) {

@@ -39,8 +39,8 @@ Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, Device
   if (too_small)
     return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: buffers too small for [{}, {}] {}", s.rows, s.hidden,
                     dtype_name(dtype));
-  FT_ASSIGN_OR_RETURN(KernelHandle k,
-                      ctx.kernel(rmsnorm_spec(ctx.facts(), dtype, s.hidden, residual != nullptr, q8.ptr != 0)));
+  const KernelSpec spec = rmsnorm_spec(ctx.facts(), dtype, s.hidden, residual != nullptr, q8.ptr != 0);
+  FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   // Mirrors kernel_src/rmsnorm.hip's RmsNormArgs<T>.
   struct {
     uint64_t x, weight, out, residual, residual_out;
@@ -51,7 +51,7 @@ Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, Device
          s.rows, q8.ptr};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(s.rows);
-  dims.block[0] = static_cast<unsigned>(ctx.facts().tiles.norm.block_threads);
+  dims.block[0] = static_cast<unsigned>(spec.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 

@@ -94,7 +94,7 @@ std::vector<CheckCase> check_norm_act(OpContext& ctx, std::mt19937& rng) {
   std::vector<CheckCase> cases;
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (auto [rows, hidden] : {std::pair{1, 64}, {3, 128}, {7, 896}, {1, 4096}, {33, 4096}, {5, 5120}, {2, 8192},
-                                {17, 2056}, {4, 12288}}) {
+                                {17, 2056}, {4, 12288}, {3, 20480}, {2, 10248}}) {
       for (bool fused : {false, true})
         cases.push_back(make_case(fused ? "add_rmsnorm" : "rmsnorm", dt, fmt::format("{}x{}", rows, hidden),
                                   check_rmsnorm(ctx, dt, rows, hidden, fused, rng)));

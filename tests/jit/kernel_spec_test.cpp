@@ -153,10 +153,30 @@ TEST(KernelSpec, CatalogNamesAreUniqueAndTilesComeFromTheTarget) {
     std::set<std::string> names;
     for (const auto& s : specs) {
       EXPECT_TRUE(names.insert(s.name).second) << s.name;
-      if (s.family == "rmsnorm" || s.family == "activation")
-        EXPECT_EQ(s.block_threads, s.family == "rmsnorm" ? t.tiles.norm.block_threads : t.tiles.act.block_threads);
+      if (s.family == "activation") EXPECT_EQ(s.block_threads, t.tiles.act.block_threads);
+      if (s.family == "rmsnorm") {
+        // The tile's threads, doubled for wide rows.
+        EXPECT_GE(s.block_threads, t.tiles.norm.block_threads) << s.name;
+        EXPECT_EQ(s.block_threads % t.tiles.norm.block_threads, 0) << s.name;
+        EXPECT_EQ(s.template_args[2], std::to_string(s.block_threads)) << s.name;
+      }
     }
   }
+}
+
+TEST(KernelSpec, WideNormRowsGetMoreThreads) {
+  const TargetFacts& t = *find_target("sm_90");
+  ASSERT_EQ(t.tiles.norm.block_threads, 256);
+  ASSERT_EQ(t.tiles.norm.load_bytes, 16);
+  // At most 8 vectors of 16 bytes per thread, up to 1024 threads.
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 4096).block_threads, 256);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 16384).block_threads, 256);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 16392).block_threads, 512);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 20480, true).block_threads, 512);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 65536).block_threads, 1024);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 131072).block_threads, 1024);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kF32, 8192).block_threads, 256);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kF32, 8196).block_threads, 512);
 }
 
 }  // namespace
