@@ -378,6 +378,8 @@ struct PrefillArgs {
 // before the short ones.
 struct PrefillTile {
   int seq, kvh, q0, q_len, ctx, row_base, rows;
+  int min_pos, max_pos;  // cache positions of the tile's first and last rows' tokens
+  const int* table;      // the sequence's block table
   // Cache position of the new token behind row r (relative to row_base), or
   // -1 for a row past the end: it then attends to nothing.
   template <int kGroup>
@@ -395,7 +397,12 @@ FT_DEVICE bool prefill_tile(const PrefillArgs<T>& a, int tile_rows, PrefillTile*
   t->ctx = a.context_lens[t->seq];
   t->rows = t->q_len * kGroup;
   t->row_base = (a.row_tiles - 1 - block_x()) * tile_rows;
-  return t->row_base < t->rows;
+  if (t->row_base >= t->rows) return false;
+  const int last = attn_min(t->row_base + tile_rows, t->rows) - 1;
+  t->min_pos = t->ctx - t->q_len + t->row_base / kGroup;
+  t->max_pos = t->ctx - t->q_len + last / kGroup;
+  t->table = a.block_tables + static_cast<long long>(t->seq) * a.max_blocks;
+  return true;
 }
 
 // Portable path: kSplit lanes per row split head_dim; K/V tiles of kKeys keys
@@ -415,8 +422,7 @@ FT_DEVICE void attention_prefill_fma(const PrefillArgs<T>& a) {
   if (!prefill_tile<T, kGroup>(a, kRows, &t)) return;
   const int tid = thread_x(), r = tid / kSplit, sub = tid % kSplit;
   const int pos = t.pos<kGroup>(r);
-  const int last = attn_min(t.row_base + kRows, t.rows) - 1;
-  const int max_pos = t.ctx - t.q_len + last / kGroup;
+  const int max_pos = t.max_pos;
   const int token = t.q0 + (t.row_base + r) / kGroup;
   const int head = t.kvh * kGroup + (t.row_base + r) % kGroup;
   const long long qo = (static_cast<long long>(token) * a.n_heads + head) * kHeadDim + sub * kD;
@@ -428,7 +434,7 @@ FT_DEVICE void attention_prefill_fma(const PrefillArgs<T>& a) {
     acc[j] = 0.0f;
   }
   float m = kAttnMinus, l = 0.0f;
-  const int* table = a.block_tables + static_cast<long long>(t.seq) * a.max_blocks;
+  const int* table = t.table;
   for (int k0 = 0; k0 <= max_pos; k0 += kKeys) {
     sync_threads();  // the previous tile is consumed
     for (int i = tid; i < kKeys * kChunks; i += kThreads) {

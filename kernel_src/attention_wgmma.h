@@ -47,10 +47,8 @@ FT_DEVICE void attention_prefill_wgmma(const PrefillArgs<T>& a) {
 
   PrefillTile t;
   if (!prefill_tile<T, kGroup>(a, kRows, &t)) return;
-  const int last = attn_min(t.row_base + kRows, t.rows) - 1;
-  const int max_pos = t.ctx - t.q_len + last / kGroup;
-  const int min_pos = t.ctx - t.q_len + t.row_base / kGroup;
-  const int* table = a.block_tables + static_cast<long long>(t.seq) * a.max_blocks;
+  const int max_pos = t.max_pos, min_pos = t.min_pos;
+  const int* table = t.table;
 
   prefill_q_async<T, kHeadDim, kGroup, kRows, kThreads>(a, t, sq);
   // One commit group per call, empty past the last key, so the waits below
