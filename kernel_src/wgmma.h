@@ -18,7 +18,7 @@
 
 // d is the m64nN f32 accumulator, N/2 registers per thread. The asm operand
 // lists are spelled out by the macros below (asm strings cannot be built
-// from template arguments); the four instructions differ only in N and type.
+// from template arguments); the forms differ only in N, type and where A is.
 #define FT_WGMMA_D32 \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
