@@ -111,28 +111,43 @@ FT_DEVICE void prefill_q_frags(const void* sq_tile, unsigned (&qf)[kHeadDim / 16
 
 // Copies keys [k0, k0 + kKeys) of one KV head into an LDS tile, 16-byte chunk
 // c of key r at element offset layout(r, c), zero-filling keys past max_pos,
-// and commits the copy group. Each thread copies kIters chunks; the
-// block-table lookups come first, all of them, so their latencies overlap
-// instead of stalling each cp.async in turn.
+// and commits the copy group. Thread tid copies chunk tid % kChunks of keys
+// r0 + i * kKeyStep (r0 = tid / kChunks). A pass never crosses a KV block
+// (kKeyStep divides the block), so the tile needs one block-table lookup per
+// KV block, all issued first, and each copy is the block's base plus
+// constants: the address arithmetic was most of the kernel's instructions
+// (about 30 per copy) when every copy looked its slot up on its own. The
+// layout must repeat its swizzle every kKeyStep rows (both in use repeat
+// every 8), so pass i lands at a constant offset from pass 0.
 template <typename T, int kHeadDim, int kBlockSize, int kKeys, int kThreads, typename Layout>
 FT_DEVICE void prefill_kv_async(T* dst, const T* cache, int k0, int max_pos, const int* table, int n_kv_heads, int kvh,
                                 Layout layout) {
   constexpr int kChunks = kHeadDim / 8;
-  constexpr int kIters = kKeys * kChunks / kThreads;
-  static_assert(kKeys * kChunks % kThreads == 0 && kThreads % kChunks == 0, "whole rows per pass");
-  const int tid = thread_x(), c = tid % kChunks;
-  int slot[kIters];  // cache slots (< 2^31), -1 past max_pos
+  constexpr int kKeyStep = kThreads / kChunks;
+  constexpr int kIters = kKeys / kKeyStep;
+  // Keys of one block-table entry within the tile: k0 is a multiple of kKeys.
+  constexpr int kSpan = kBlockSize < kKeys ? kBlockSize : kKeys;
+  constexpr int kEntries = kKeys / kSpan, kPerEntry = kSpan / kKeyStep;
+  static_assert(kThreads % kChunks == 0 && kKeys % kKeyStep == 0 && kKeyStep % 8 == 0, "whole rows per pass");
+  static_assert(kSpan % kKeyStep == 0 && (kBlockSize % kKeys == 0 || kKeys % kBlockSize == 0), "passes within blocks");
+  const int tid = thread_x(), c = tid % kChunks, r0 = tid / kChunks;
+  int entry[kEntries];
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const int p = k0 + i * (kThreads / kChunks) + tid / kChunks;
-    slot[i] = p <= max_pos ? table[p / kBlockSize] * kBlockSize + p % kBlockSize : -1;
-  }
+  for (int j = 0; j < kEntries; ++j)
+    entry[j] = k0 + j * kSpan <= max_pos ? table[(k0 + j * kSpan) / kBlockSize] : 0;
+  const int row_elems = n_kv_heads * kHeadDim;  // one cache slot
+  const T* src0 = cache + (r0 * n_kv_heads + kvh) * kHeadDim + c * 8 + (k0 % kBlockSize) * row_elems;
+  T* dst0 = dst + layout(r0, c);
+  const int last = max_pos - k0 - r0;  // pass i copies a key when i * kKeyStep <= last
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const int key = i * (kThreads / kChunks) + tid / kChunks;
-    const T* src =
-        slot[i] >= 0 ? cache + (static_cast<long long>(slot[i]) * n_kv_heads + kvh) * kHeadDim + c * 8 : cache;
-    cp_async16(&dst[layout(key, c)], src, slot[i] >= 0);
+  for (int j = 0; j < kEntries; ++j) {
+    const T* src = src0 + static_cast<long long>(entry[j]) * kBlockSize * row_elems;
+#pragma unroll
+    for (int u = 0; u < kPerEntry; ++u) {
+      const int i = j * kPerEntry + u;
+      cp_async16(dst0 + (layout(i * kKeyStep, 0) - layout(0, 0)), src + u * kKeyStep * row_elems,
+                 i * kKeyStep <= last);
+    }
   }
   cp_async_commit();
 }
@@ -161,19 +176,20 @@ FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float sc
   const int c2 = (lane_id() & 3) * 2;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
+    // The maximum of the raw scores, scaled once (scale_log2 > 0): each
+    // score's scale and subtraction are then one FMA. fmaxf is one FMNMX
+    // where a > b ? a : b is a compare and a select.
     float mx = kAttnMinus;
 #pragma unroll
     for (int n = 0; n < kN; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        float v = s[4 * n + 2 * h + e] * scale_log2;
-        if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) v = attn_neg_inf();
-        s[4 * n + 2 * h + e] = v;
-        mx = attn_max(mx, v);
+        if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) s[4 * n + 2 * h + e] = attn_neg_inf();
+        mx = fmaxf(mx, s[4 * n + 2 * h + e]);
       }
-    mx = attn_max(mx, shfl_xor(mx, 1));
-    mx = attn_max(mx, shfl_xor(mx, 2));
-    const float m_new = attn_max(rows.m[h], mx);
+    mx = fmaxf(mx, shfl_xor(mx, 1));
+    mx = fmaxf(mx, shfl_xor(mx, 2));
+    const float m_new = fmaxf(rows.m[h], mx * scale_log2);
     corr[h] = fast_exp2(rows.m[h] - m_new);
     rows.m[h] = m_new;
     float sum = 0.0f;
@@ -181,7 +197,7 @@ FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float sc
     for (int n = 0; n < kN; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float p = fast_exp2(s[4 * n + 2 * h + e] - m_new);
+        const float p = fast_exp2(fmaf(s[4 * n + 2 * h + e], scale_log2, -m_new));
         s[4 * n + 2 * h + e] = p;
         sum += p;
       }
@@ -189,8 +205,11 @@ FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float sc
   }
 }
 
+// Skipped when no row of the warp saw a new maximum (both factors 1 in
+// every lane), which later tiles of a long context mostly do.
 template <int kRegs>
 FT_DEVICE void prefill_rescale(float (&o)[kRegs], const float (&corr)[2]) {
+  if (__all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f)) return;
 #pragma unroll
   for (int i = 0; i < kRegs; ++i) o[i] *= corr[(i >> 1) & 1];
 }
