@@ -65,17 +65,18 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
   const int groups2 = second ? (second->n + rows_per_block - 1) / rows_per_block : 0;
   int grid = groups, grid2 = groups2;
   // Where the quantized GEMV runs persistent (one step of K per wave) and
-  // the row groups take more than two rounds of the blocks that stay
-  // resident (LM heads, an 8B model's gate|up), the grid is what stays
-  // resident, trimmed so every block takes the same number of groups. At one
-  // or two rounds one group per block lets the hardware balance blocks that
-  // start late behind the kernel before. A weight whose kernel is not
-  // persistent keeps one block per group.
+  // the row groups take more than one round of the blocks that stay
+  // resident (LM heads, an 8B model's gate|up, a 4096-row weight at K = 4096
+  // on Hopper), the grid is what stays resident, trimmed so every block
+  // takes the same number of groups: one round, each block's next group in
+  // flight during this one's dot products, where one block per group left
+  // a second, partial round waiting on the first. A weight whose kernel is
+  // not persistent keeps one block per group.
   const bool persistent = gemv_steps_per_wave(t, w.type, w.k) == 1;
   const bool persistent2 = second && gemv_steps_per_wave(t, second->type, w.k) == 1;
   if (persistent || persistent2) {
     FT_ASSIGN_OR_RETURN(int resident, ctx.resident_blocks(spec));
-    if (groups + groups2 > 2 * resident) {
+    if (groups + groups2 > resident) {
       const int per_block = (groups + groups2 + resident - 1) / resident;
       if (persistent) grid = (groups + per_block - 1) / per_block;
       if (persistent2) grid2 = (groups2 + per_block - 1) / per_block;
