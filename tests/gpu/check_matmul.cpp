@@ -179,8 +179,11 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
     cases.push_back({t, DType::kF32, 2, 300, 1024, true});
   }
   // Enough row groups for the persistent grid (one step of K per wave, more
-  // than two resident rounds of groups): each block takes several groups.
+  // than one resident round of groups): each block takes several groups;
+  // 4099 rows are between one and two rounds on a 132-SM GPU, ragged.
   cases.push_back({GgmlType::kQ4_K, DType::kBF16, 1, 24576, 4096, false});
+  cases.push_back({GgmlType::kQ4_K, DType::kBF16, 1, 4099, 4096, true});
+  cases.push_back({GgmlType::kQ6_K, DType::kBF16, 1, 4099, 4096, false});
   cases.push_back({GgmlType::kQ6_K, DType::kBF16, 2, 30001, 4096, true});
   cases.push_back({GgmlType::kQ4_K, DType::kBF16, 4, 24573, 4096, true});
   // m > 8 goes to the GEMM.
