@@ -152,6 +152,34 @@ FT_DEVICE void prefill_kv_async(T* dst, const T* cache, int k0, int max_pos, con
   cp_async_commit();
 }
 
+// prefill_kv_async's job, one block-table lookup per copy (all issued first,
+// so their latencies overlap). The mma.sync kernel's form: fewer registers
+// stay live across its loop than with the hoisted per-thread offsets above,
+// which cost it a block per SM on sm_80 at head_dim 128 (168 -> 172
+// registers, 12 -> 8 warps).
+template <typename T, int kHeadDim, int kBlockSize, int kKeys, int kThreads, typename Layout>
+FT_DEVICE void prefill_kv_async_rows(T* dst, const T* cache, int k0, int max_pos, const int* table, int n_kv_heads, int kvh,
+                                Layout layout) {
+  constexpr int kChunks = kHeadDim / 8;
+  constexpr int kIters = kKeys * kChunks / kThreads;
+  static_assert(kKeys * kChunks % kThreads == 0 && kThreads % kChunks == 0, "whole rows per pass");
+  const int tid = thread_x(), c = tid % kChunks;
+  int slot[kIters];  // cache slots (< 2^31), -1 past max_pos
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int p = k0 + i * (kThreads / kChunks) + tid / kChunks;
+    slot[i] = p <= max_pos ? table[p / kBlockSize] * kBlockSize + p % kBlockSize : -1;
+  }
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const int key = i * (kThreads / kChunks) + tid / kChunks;
+    const T* src =
+        slot[i] >= 0 ? cache + (static_cast<long long>(slot[i]) * n_kv_heads + kvh) * kHeadDim + c * 8 : cache;
+    cp_async16(&dst[layout(key, c)], src, slot[i] >= 0);
+  }
+  cp_async_commit();
+}
+
 // The two accumulator rows a thread holds (g and g + 8 of its warp's 16, g =
 // lane / 4) and their online-softmax state. Accumulators are flat m16n8
 // tiles: element 4 n + j of tile n is (row g + 8 (j / 2), column 8 n + 2 (lane
@@ -170,26 +198,34 @@ FT_DEVICE PrefillRows prefill_rows(const PrefillTile& t) {
 // S (kN n8 tiles of keys k0 ..) -> P: scale, causal mask (only tiles that
 // reach past the first row's position), online softmax; returns the factors
 // that rescale O.
-template <int kN>
+//
+// kLean (the wgmma kernel): fewer instructions per score. The maximum is
+// taken of the raw scores and scaled once (scale_log2 > 0), so each score's
+// scale and subtraction are one FMA; fmaxf is one FMNMX where a > b ? a : b
+// is a compare and a select; and prefill_rescale skips O when no row of the
+// warp saw a new maximum. The mma.sync kernel keeps the plain form: its
+// registers sit at occupancy cliffs (168 at head_dim 128 on sm_80, 128 at 64
+// on sm_90) that these moved it across, and it was not measured with them.
+template <int kN, bool kLean>
 FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float scale_log2, PrefillRows& rows,
                                float (&corr)[2]) {
   const int c2 = (lane_id() & 3) * 2;
+  const auto max2 = [](float a, float b) { return kLean ? fmaxf(a, b) : attn_max(a, b); };
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    // The maximum of the raw scores, scaled once (scale_log2 > 0): each
-    // score's scale and subtraction are then one FMA. fmaxf is one FMNMX
-    // where a > b ? a : b is a compare and a select.
     float mx = kAttnMinus;
 #pragma unroll
     for (int n = 0; n < kN; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) s[4 * n + 2 * h + e] = attn_neg_inf();
-        mx = fmaxf(mx, s[4 * n + 2 * h + e]);
+        float v = kLean ? s[4 * n + 2 * h + e] : s[4 * n + 2 * h + e] * scale_log2;
+        if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) v = attn_neg_inf();
+        s[4 * n + 2 * h + e] = v;
+        mx = max2(mx, v);
       }
-    mx = fmaxf(mx, shfl_xor(mx, 1));
-    mx = fmaxf(mx, shfl_xor(mx, 2));
-    const float m_new = fmaxf(rows.m[h], mx * scale_log2);
+    mx = max2(mx, shfl_xor(mx, 1));
+    mx = max2(mx, shfl_xor(mx, 2));
+    const float m_new = max2(rows.m[h], kLean ? mx * scale_log2 : mx);
     corr[h] = fast_exp2(rows.m[h] - m_new);
     rows.m[h] = m_new;
     float sum = 0.0f;
@@ -197,7 +233,8 @@ FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float sc
     for (int n = 0; n < kN; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float p = fast_exp2(fmaf(s[4 * n + 2 * h + e], scale_log2, -m_new));
+        const float x = s[4 * n + 2 * h + e];
+        const float p = fast_exp2(kLean ? fmaf(x, scale_log2, -m_new) : x - m_new);
         s[4 * n + 2 * h + e] = p;
         sum += p;
       }
@@ -205,11 +242,9 @@ FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float sc
   }
 }
 
-// Skipped when no row of the warp saw a new maximum (both factors 1 in
-// every lane), which later tiles of a long context mostly do.
-template <int kRegs>
+template <bool kLean, int kRegs>
 FT_DEVICE void prefill_rescale(float (&o)[kRegs], const float (&corr)[2]) {
-  if (__all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f)) return;
+  if (kLean && __all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f)) return;
 #pragma unroll
   for (int i = 0; i < kRegs; ++i) o[i] *= corr[(i >> 1) & 1];
 }
@@ -268,7 +303,7 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
 
   prefill_q_async<T, kHeadDim, kGroup, kRows, kThreads>(a, t, sq);
   auto load_kv = [&](T* dst, const T* cache, int k0) {
-    prefill_kv_async<T, kHeadDim, kBlockSize, kKeys, kThreads>(dst, cache, k0, max_pos, table, a.n_kv_heads, t.kvh,
+    prefill_kv_async_rows<T, kHeadDim, kBlockSize, kKeys, kThreads>(dst, cache, k0, max_pos, table, a.n_kv_heads, t.kvh,
                                                                [](int r, int c) { return swz<kHeadDim>(r, c); });
   };
   load_kv(buf[1], a.k_cache, 0);  // commits Q with it
@@ -314,8 +349,8 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
       }
     }
     float corr[2];
-    prefill_softmax<kKeys / 8>(s, k0, k0 + kKeys - 1 > min_pos, a.scale_log2, rows, corr);
-    prefill_rescale(o, corr);
+    prefill_softmax<kKeys / 8, false>(s, k0, k0 + kKeys - 1 > min_pos, a.scale_log2, rows, corr);
+    prefill_rescale<false>(o, corr);
 
     cp_async_wait_all();
     sync_threads();  // V[t] and K[t+1] landed; every warp is done with K[t]

@@ -96,8 +96,8 @@ FT_DEVICE void attention_prefill_wgmma(const PrefillArgs<T>& a) {
     wgmma_pin(s);
 
     float corr[2];
-    prefill_softmax<kKeys / 8>(s, k0, k0 + kKeys - 1 > min_pos, a.scale_log2, rows, corr);
-    prefill_rescale(o, corr);
+    prefill_softmax<kKeys / 8, true>(s, k0, k0 + kKeys - 1 > min_pos, a.scale_log2, rows, corr);
+    prefill_rescale<true>(o, corr);
     unsigned pa[kKeys / 16][4];
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) prefill_p_frag<T, kKeys / 8>(s, kk, pa[kk]);
