@@ -210,22 +210,34 @@ template <int kN, bool kLean>
 FT_DEVICE void prefill_softmax(float (&s)[kN * 4], int k0, bool masked, float scale_log2, PrefillRows& rows,
                                float (&corr)[2]) {
   const int c2 = (lane_id() & 3) * 2;
-  const auto max2 = [](float a, float b) { return kLean ? fmaxf(a, b) : attn_max(a, b); };
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    float mx = kAttnMinus;
+    float mx = kAttnMinus, m_new;
+    if constexpr (kLean) {
 #pragma unroll
-    for (int n = 0; n < kN; ++n)
+      for (int n = 0; n < kN; ++n)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float v = kLean ? s[4 * n + 2 * h + e] : s[4 * n + 2 * h + e] * scale_log2;
-        if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) v = attn_neg_inf();
-        s[4 * n + 2 * h + e] = v;
-        mx = max2(mx, v);
-      }
-    mx = max2(mx, shfl_xor(mx, 1));
-    mx = max2(mx, shfl_xor(mx, 2));
-    const float m_new = max2(rows.m[h], kLean ? mx * scale_log2 : mx);
+        for (int e = 0; e < 2; ++e) {
+          if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) s[4 * n + 2 * h + e] = attn_neg_inf();
+          mx = fmaxf(mx, s[4 * n + 2 * h + e]);
+        }
+      mx = fmaxf(mx, shfl_xor(mx, 1));
+      mx = fmaxf(mx, shfl_xor(mx, 2));
+      m_new = fmaxf(rows.m[h], mx * scale_log2);
+    } else {
+#pragma unroll
+      for (int n = 0; n < kN; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float v = s[4 * n + 2 * h + e] * scale_log2;
+          if (masked && k0 + n * 8 + c2 + e > rows.pos[h]) v = attn_neg_inf();
+          s[4 * n + 2 * h + e] = v;
+          mx = attn_max(mx, v);
+        }
+      mx = attn_max(mx, shfl_xor(mx, 1));
+      mx = attn_max(mx, shfl_xor(mx, 2));
+      m_new = attn_max(rows.m[h], mx);
+    }
     corr[h] = fast_exp2(rows.m[h] - m_new);
     rows.m[h] = m_new;
     float sum = 0.0f;
