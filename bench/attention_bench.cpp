@@ -4,7 +4,9 @@
 // same run by bench/attention_torch.py (run_on_gpu.sh runs both).
 //
 // Shapes: Llama-3-8B / Qwen3-8B attention (32 q heads, 8 kv heads, head_dim
-// 128, bf16), KV cache in 16-token pages handed out in a shuffled order.
+// 128, bf16), KV cache in 16-token pages handed out in a shuffled order; one
+// prefill at head_dim 64 (small Llama / Qwen models: on Hopper the mma.sync
+// kernel, where head_dim 128 takes the wgmma one).
 // Decode bytes = the K and V rows read (batch x context x 8 heads x 128 x 2
 // bytes x 2); prefill FLOPs = 4 x head_dim x heads x S (S + 1) / 2 (causal).
 //
@@ -64,33 +66,33 @@ class Bench {
   }
 
   // A batch of `n_seqs` sequences of `context` tokens with `q_len` new ones each.
-  void attention(const std::string& name, int n_seqs, int context, int q_len) {
+  void attention(const std::string& name, int n_seqs, int context, int q_len, int head_dim = kHeadDim) {
     if (!wanted(name)) return;
     const DType dt = DType::kBF16;
     const int blocks_per_seq = (context + kBlock - 1) / kBlock;
     KvLayout kv{.num_blocks = n_seqs * blocks_per_seq, .block_size = kBlock, .n_kv_heads = kKvHeads,
-                .head_dim = kHeadDim};
+                .head_dim = head_dim};
     std::vector<int32_t> table(kv.num_blocks), ctx_lens(n_seqs, context), q_start(n_seqs + 1);
     std::iota(table.begin(), table.end(), 0);
     std::shuffle(table.begin(), table.end(), rng);
     for (int i = 0; i <= n_seqs; ++i) q_start[i] = i * q_len;
     AttentionShape s{.n_seqs = n_seqs, .n_q_tokens = n_seqs * q_len, .n_heads = kHeads, .max_q_len = q_len,
                      .max_context = context, .max_blocks_per_seq = blocks_per_seq,
-                     .scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim))};
+                     .scale = 1.0f / std::sqrt(static_cast<float>(head_dim))};
     DeviceBuffer k = random(kv.elements(), dt), v = random(kv.elements(), dt);
-    DeviceBuffer q = random(static_cast<size_t>(s.n_q_tokens) * kHeads * kHeadDim, dt);
-    DeviceBuffer out = random(static_cast<size_t>(s.n_q_tokens) * kHeads * kHeadDim, dt);
+    DeviceBuffer q = random(static_cast<size_t>(s.n_q_tokens) * kHeads * head_dim, dt);
+    DeviceBuffer out = random(static_cast<size_t>(s.n_q_tokens) * kHeads * head_dim, dt);
     DeviceBuffer tab = ints(table), lens = ints(ctx_lens), qs = ints(q_start);
     if (q_len == 1) {
       auto ws = b.alloc(attention_decode_workspace_bytes(s, kv));
       if (!ws.ok()) return;
       owned.push_back(*ws);
       if (!b.fill_bytes(*ws, 0).ok()) return;  // the counters start at zero
-      const double bytes = 2.0 * n_seqs * context * kKvHeads * kHeadDim * 2;
+      const double bytes = 2.0 * n_seqs * context * kKvHeads * head_dim * 2;
       measure(name, bytes, 0, [&] { return attention_decode(ctx, dt, s, kv, q, k, v, tab, lens, *ws, out); });
     } else {
       const double pairs = static_cast<double>(q_len) * (q_len + 1) / 2;  // causal (query, key) pairs
-      const double flops = 4.0 * kHeadDim * kHeads * pairs * n_seqs;
+      const double flops = 4.0 * head_dim * kHeads * pairs * n_seqs;
       measure(name, 0, flops, [&] { return attention_prefill(ctx, dt, s, kv, q, qs, k, v, tab, lens, out); });
     }
   }
@@ -146,6 +148,7 @@ int run(const std::vector<std::string>& only) {
   bench.attention("prefill bf16 causal 2048", 1, 2048, 2048);
   bench.attention("prefill bf16 causal 8192", 1, 8192, 8192);
   bench.attention("prefill bf16 4x1024", 4, 1024, 1024);
+  bench.attention("prefill bf16 causal 2048 d64", 1, 2048, 2048, 64);
   bench.rope(16384);
 
   std::printf("attention_bench on %s (%s); device copy %.0f GB/s (read + write); 32 q / 8 kv heads x 128\n",

@@ -18,14 +18,14 @@ def decode(batch, ctx):
     return 2 * batch * ctx * KVH * D * 2, 0, ms
 
 
-def prefill(batch, s):
-    q = torch.randn(batch, H, s, D, dtype=torch.bfloat16, device="cuda")
-    k = torch.randn(batch, KVH, s, D, dtype=torch.bfloat16, device="cuda")
+def prefill(batch, s, d=D):
+    q = torch.randn(batch, H, s, d, dtype=torch.bfloat16, device="cuda")
+    k = torch.randn(batch, KVH, s, d, dtype=torch.bfloat16, device="cuda")
     v = torch.randn_like(k)
     # Expanded K/V keep SDPA on its flash backend (enable_gqa may not).
     ke, ve = k.repeat_interleave(H // KVH, 1), v.repeat_interleave(H // KVH, 1)
     ms = time_ms(lambda: F.scaled_dot_product_attention(q, ke, ve, is_causal=True))
-    return 0, 4 * D * H * s * (s + 1) / 2 * batch, ms
+    return 0, 4 * d * H * s * (s + 1) / 2 * batch, ms
 
 
 def rope(tokens):
@@ -70,6 +70,7 @@ def main():
         ("torch sdpa prefill causal 2048", *prefill(1, 2048)),
         ("torch sdpa prefill causal 8192", *prefill(1, 8192)),
         ("torch sdpa prefill 4x1024", *prefill(4, 1024)),
+        ("torch sdpa prefill causal 2048 d64", *prefill(1, 2048, 64)),
         ("torch eager rope+qknorm+kv 16384", *rope(16384)),
     ]
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}; copy {copy_gbs:.0f} GB/s (read + write)")
