@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -16,14 +16,20 @@
 #   perf: the model; e2e_bench bf16; its logits against HF; gemv_bench;
 #         Q4_K_M decode at batch 1, its GPU logits against the CPU backend,
 #         and its per-kernel step times (ncu).
+#   targets: every benchmark figure of the issue targets in one call (about
+#         5 minutes on an H100): while Q4_K_M converts, attention_bench and
+#         SDPA, gemv_bench and F.linear, ops_bench and torch, gemm_bench and
+#         cuBLAS, e2e_bench bf16 (b1, b32, prefill 2048); then Q4_K_M decode
+#         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
+#         bench/RESULTS.md) and no profiler.
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
 #         Q4_K_M decode at batch 1 (alternated with e2e_bench_base when
 #         pack.sh packed one) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -157,6 +163,32 @@ if [ "$phase" = perf ]; then
   timeout 150 "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 \
     --batch 1 --decode-tokens 8 > "$work/ncu_q4.csv" 2> "$work/ncu_q4.err" || tail -5 "$work/ncu_q4.err"
   python3 "$here/tests/gpu/kernel_times.py" "$work/ncu_q4.csv" --steps 8 | head -16 || status=1
+fi
+if [ "$phase" = targets ]; then
+  export FT_CACHE_DIR="$work/cache"
+  if [ ! -f "$model/config.json" ]; then
+    step "HF transformers: build and save the model"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
+  convert=$!
+  step "attention (decode, prefill, RoPE) against the copy bandwidth and SDPA"
+  "$bin/attention_bench" | tee "$out/attention_bench.txt" || status=1
+  (cd "$here/bench" && python3 attention_torch.py) | tee "$out/attention_torch.txt" || status=1
+  step "GEMV against the copy bandwidth and F.linear"
+  "$bin/gemv_bench" | tee "$out/gemv_bench.txt" || status=1
+  (cd "$here/bench" && python3 gemv_torch.py) | tee "$out/gemv_torch.txt" || status=1
+  step "norm, activation against the copy bandwidth and torch"
+  "$bin/ops_bench" | tee "$out/ops_bench.txt" || status=1
+  (cd "$here/bench" && python3 ops_torch.py) | tee "$out/ops_torch.txt" || status=1
+  step "prefill GEMM against cuBLAS"
+  (cd "$here/bench" && python3 gemm_torch.py --out "$work/gemm_torch.txt") > /dev/null || status=1
+  "$bin/gemm_bench" --torch "$work/gemm_torch.txt" | tee "$out/gemm_bench.txt" || status=1
+  step "e2e_bench bf16 (decode b1 and b32, prefill 2048)"
+  "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 | tee "$out/e2e_bf16.txt" || status=1
+  wait $convert || { cat "$work/convert.log"; status=1; }
+  step "e2e_bench q4_k_m decode b1, twice"
+  for round in 1 2; do "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 || status=1; done | tee "$out/e2e_q4.txt"
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
