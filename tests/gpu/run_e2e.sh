@@ -48,6 +48,17 @@ status=0
 step() { echo; echo "== $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
+# The model (unless there), then its Q4_K_M conversion started on the CPU
+# (niced) in the background; sets $convert to wait for.
+model_then_convert() {
+  if [ ! -f "$model/config.json" ]; then
+    step "HF transformers: build and save the model"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
+  convert=$!
+}
+
 wait_ready() {  # PID PORT LOG: waits for /health (fails at once if the server exits), prints the seconds it took
   python3 - "$@" <<'PY'
 import sys, time, os, urllib.request
@@ -166,12 +177,7 @@ if [ "$phase" = perf ]; then
 fi
 if [ "$phase" = targets ]; then
   export FT_CACHE_DIR="$work/cache"
-  if [ ! -f "$model/config.json" ]; then
-    step "HF transformers: build and save the model"
-    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
-  fi
-  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
-  convert=$!
+  model_then_convert
   step "attention (decode, prefill, RoPE) against the copy bandwidth and SDPA"
   "$bin/attention_bench" | tee "$out/attention_bench.txt" || status=1
   (cd "$here/bench" && python3 attention_torch.py) | tee "$out/attention_torch.txt" || status=1
@@ -192,12 +198,7 @@ if [ "$phase" = targets ]; then
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
-  if [ ! -f "$model/config.json" ]; then
-    step "HF transformers: build and save the model"
-    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
-  fi
-  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
-  convert=$!
+  model_then_convert
   step "op_check: the quantized paths and attention"
   "$bin/op_check" matmul gemm embedding norm_act attention > "$out/op_check.txt" 2>&1 || status=1
   grep -E "FAIL|passed" "$out/op_check.txt"
