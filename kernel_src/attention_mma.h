@@ -117,8 +117,8 @@ FT_DEVICE void prefill_q_frags(const void* sq_tile, unsigned (&qf)[kHeadDim / 16
 // KV block, all issued first, and each copy is the block's base plus
 // constants: the address arithmetic was most of the kernel's instructions
 // (about 30 per copy) when every copy looked its slot up on its own. The
-// layout must repeat its swizzle every kKeyStep rows (both in use repeat
-// every 8), so pass i lands at a constant offset from pass 0.
+// layout must repeat its swizzle every kKeyStep rows (the wgmma kernel's
+// repeats every 8), so pass i lands at a constant offset from pass 0.
 template <typename T, int kHeadDim, int kBlockSize, int kKeys, int kThreads, typename Layout>
 FT_DEVICE void prefill_kv_async(T* dst, const T* cache, int k0, int max_pos, const int* table, int n_kv_heads, int kvh,
                                 Layout layout) {

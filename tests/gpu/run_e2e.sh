@@ -17,9 +17,9 @@
 #         Q4_K_M decode at batch 1, its GPU logits against the CPU backend,
 #         and its per-kernel step times (ncu).
 #   targets: every benchmark figure of the issue targets in one call (about
-#         5 minutes on an H100): while Q4_K_M converts, attention_bench and
-#         SDPA, gemv_bench and F.linear, ops_bench and torch, gemm_bench and
-#         cuBLAS, e2e_bench bf16 (b1, b32, prefill 2048); then Q4_K_M decode
+#         5 minutes on an H100): while Q4_K_M converts, the kernel benchmarks
+#         and their torch peers (run_on_gpu.sh --bench-only), e2e_bench bf16
+#         (b1, b32, prefill 2048); then Q4_K_M decode
 #         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
 #         bench/RESULTS.md) and no profiler.
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
@@ -178,18 +178,8 @@ fi
 if [ "$phase" = targets ]; then
   export FT_CACHE_DIR="$work/cache"
   model_then_convert
-  step "attention (decode, prefill, RoPE) against the copy bandwidth and SDPA"
-  "$bin/attention_bench" | tee "$out/attention_bench.txt" || status=1
-  (cd "$here/bench" && python3 attention_torch.py) | tee "$out/attention_torch.txt" || status=1
-  step "GEMV against the copy bandwidth and F.linear"
-  "$bin/gemv_bench" | tee "$out/gemv_bench.txt" || status=1
-  (cd "$here/bench" && python3 gemv_torch.py) | tee "$out/gemv_torch.txt" || status=1
-  step "norm, activation against the copy bandwidth and torch"
-  "$bin/ops_bench" | tee "$out/ops_bench.txt" || status=1
-  (cd "$here/bench" && python3 ops_torch.py) | tee "$out/ops_torch.txt" || status=1
-  step "prefill GEMM against cuBLAS"
-  (cd "$here/bench" && python3 gemm_torch.py --out "$work/gemm_torch.txt") > /dev/null || status=1
-  "$bin/gemm_bench" --torch "$work/gemm_torch.txt" | tee "$out/gemm_bench.txt" || status=1
+  step "kernel benchmarks with their torch peers (run_on_gpu.sh --bench-only)"
+  "$here/tests/gpu/run_on_gpu.sh" "$bin" --bench-only | tee "$out/benches.txt" || status=1
   step "e2e_bench bf16 (decode b1 and b32, prefill 2048)"
   "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 | tee "$out/e2e_bf16.txt" || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
