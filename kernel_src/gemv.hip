@@ -35,6 +35,7 @@
 // The x quantization costs accuracy (int8 with a scale per 32 elements, as
 // llama.cpp's q8_1); f32 activations see the same.
 #include "activation_ops.h"
+#include "norm_ops.h"
 #include "quant_x.h"
 
 namespace ft {
@@ -56,7 +57,45 @@ struct GemvArgs {
   long long wblocks2;
   int n2;
   int split;
+  // With AddNormAfter only: the add_rmsnorm of what this GEMV writes (norm.x
+  // is y), run by the block that finishes last; counter is zero between launches.
+  RmsNormArgs<T> norm;
+  int* counter;
 };
+
+// ---- After the GEMV ------------------------------------------------------------
+// NoNorm: nothing. AddNormAfter: the GEMV's output y [m, kHidden] (n =
+// kHidden, ldy = n) goes on through norm_ops.h's add_rmsnorm (residual add,
+// norm, and the quantized output with kQ8Out) in the same launch: the last
+// block to finish, which sees every other block's y, normalizes the m rows.
+// That takes the norm's kernel boundary (its launch and its wait for the
+// GEMV's grid) off a decode step's critical path, at the price of one
+// block's worth of norm work after the GEMV's tail.
+struct NoNorm {
+  static constexpr bool kNorm = false;
+};
+template <int kHidden, int kLoadBytes, bool kQ8Out>
+struct AddNormAfter {
+  static constexpr bool kNorm = true;
+  template <typename T, int kThreads>
+  FT_DEVICE static void row(const RmsNormArgs<T>& a, int r, float* scratch) {
+    rmsnorm_row<T, kHidden, kThreads, kLoadBytes, true, kQ8Out>(a, r, scratch);
+  }
+};
+
+// Every thread of every block of the launch calls it once, after its last store of y.
+template <typename T, typename Norm, int kThreads>
+FT_DEVICE void gemv_norm_after(const GemvArgs<T>& a) {
+  if constexpr (Norm::kNorm) {
+    __shared__ int s_last;
+    __shared__ float scratch[kThreads / FT_WAVE_SIZE];
+    if (!last_block_to_arrive(a.counter, grid_x(), &s_last)) return;
+    for (int row = 0; row < a.norm.rows; ++row) {
+      if (row > 0) sync_threads();  // block_sum's scratch is reused
+      Norm::template row<T, kThreads>(a.norm, row, scratch);
+    }
+  }
+}
 
 // ---- The x input ---------------------------------------------------------------
 // XPlain: x as given, rows of K elements. XGated<Op>: x = Op(gate) * up read
@@ -415,7 +454,8 @@ FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows
 // Rows past n and x rows past m are clamped to the last valid one (loads stay
 // in bounds, uniform control flow) and never stored.
 
-template <typename T, typename W, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain>
+template <typename T, typename W, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain,
+          typename Norm = NoNorm>
 FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   constexpr int kPer = 16 / static_cast<int>(sizeof(W));  // weights per 16-byte load
   constexpr int kSpan = FT_WAVE_SIZE * kPer;              // K covered by one wave step
@@ -424,7 +464,10 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   static_assert(kK % kPer == 0, "K must be a whole number of 16-byte weight vectors");
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int row0 = block_x() * kRows;
-  if (row0 >= a.n) return;  // uniform over the block
+  if (row0 >= a.n) {  // uniform over the block
+    gemv_norm_after<T, Norm, kThreads>(a);
+    return;
+  }
   const W* w[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
@@ -464,6 +507,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
     }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
+  gemv_norm_after<T, Norm, kThreads>(a);
 }
 
 // a.x is x quantized for the same m and K (quant_x.h's buffer). Block b of
@@ -475,7 +519,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 // groups, the next group's weights in flight while this one's dot products
 // and block sum run. Elsewhere the grid has one block per group
 // (gemv_steps_per_wave() in jit/catalog.h tells the launcher which).
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename Norm = NoNorm>
 FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
   static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
@@ -486,7 +530,10 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   constexpr int kStepsPerWave = (kSteps + kWaves - 1) / kWaves;
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int groups = (a.n + kRows - 1) / kRows;
-  if (block >= groups) return;  // uniform over the block (it reads nothing)
+  if (block >= groups) {  // uniform over the block (it reads nothing)
+    gemv_norm_after<T, Norm, kThreads>(a);
+    return;
+  }
   const int part = lane_id() % Q::kParts;
   constexpr int kXBlocks = kK / 32;
   const ft_u8* xq[kM];
@@ -594,6 +641,7 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
       if (!more) break;
       g = next_g;
     }
+    gemv_norm_after<T, Norm, kThreads>(a);
   } else {
     // One group per block. From Q::kPipelineSteps steps per wave on, the
     // next step's weights load during this one's dot products.
@@ -630,12 +678,13 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
       }
     }
     gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc);
+    gemv_norm_after<T, Norm, kThreads>(a);
   }
 }
 
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename Norm = NoNorm>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
-  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows>(a, block_x(), grid_x());
+  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows, Norm>(a, block_x(), grid_x());
 }
 
 // Two quantized weights of different types side by side on one x (Q4_K_M's

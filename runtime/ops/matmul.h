@@ -17,16 +17,31 @@
 #include "runtime/base/dtype.h"
 #include "runtime/model/ggml_types.h"
 #include "runtime/ops/activation.h"
+#include "runtime/ops/norm.h"
 #include "runtime/ops/op_context.h"
 #include "runtime/ops/weight_layout.h"
 
 namespace ft {
 
+// The add_rmsnorm() that follows a matmul on its output y (shape.rows = m,
+// shape.hidden = n): residual_out = y + residual, out = the norm of that (and
+// q8 its quantized form, optional). At decode batch 1 on a GPU the GEMV's
+// last block runs it, in the same launch; otherwise add_rmsnorm() runs after
+// the matmul. counter: 4 bytes zeroed once (the fused form counts the GEMV's
+// blocks there and leaves it zero; launches on one stream may share it).
+struct AddRmsNormAfter {
+  RmsNormShape shape;
+  DeviceBuffer residual, weight, out, residual_out, q8;
+  DeviceBuffer counter;
+};
+
 // x_q8, when given, is x already quantized for the quantized GEMV by the
 // kernel that produced x (rmsnorm's q8 output, matmul_q8_bytes(m, k) bytes);
 // otherwise a quantized GEMV quantizes x itself first. Other paths ignore it.
+// With `norm`, the add_rmsnorm above follows (its residual and outputs must not
+// alias y).
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-              DeviceBuffer bias = {}, DeviceBuffer x_q8 = {});
+              DeviceBuffer bias = {}, DeviceBuffer x_q8 = {}, const AddRmsNormAfter* norm = nullptr);
 
 // y[m, n0 + n1 + ...] = x * [W0; W1; ...]^T (+ bias of n0 + n1 + ...):
 // weights of one k applied to one x, their outputs side by side, for parts
@@ -53,7 +68,7 @@ Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x
 // the same result as the two ops (the product is rounded to `act` first);
 // otherwise gated_act() writes it to `tmp` ([m, k] of act) and matmul() follows.
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
-                    DeviceBuffer y, DeviceBuffer tmp);
+                    DeviceBuffer y, DeviceBuffer tmp, const AddRmsNormAfter* norm = nullptr);
 
 // The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
 // f32 and dotted with x in f32 (double accumulation). Multithreaded.

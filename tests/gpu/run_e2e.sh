@@ -55,7 +55,12 @@ model_then_convert() {
     step "HF transformers: build and save the model"
     python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
   fi
-  nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
+  if [ -f "$work/q4_k_m.gguf" ]; then  # an earlier phase on this machine converted it
+    true &
+  else
+    nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf.part" --quiet > "$work/convert.log" 2>&1 \
+      && mv "$work/q4_k_m.gguf.part" "$work/q4_k_m.gguf" &
+  fi
   convert=$!
 }
 
