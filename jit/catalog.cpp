@@ -258,7 +258,8 @@ KernelSpec gemv_quantize_x_spec(DType act, int k, std::optional<GatedAct> gate) 
 size_t gemv_quantized_x_bytes(int m, int k) { return static_cast<size_t>(m) * k + 2 * static_cast<size_t>(m) * (k / 32) * 4; }
 
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
-                     std::optional<GatedAct> gate, std::optional<GemvNormAfter> norm) {
+                     std::optional<GatedAct> gate, std::optional<GemvNormAfter> norm,
+                     std::optional<GatedAct> gated_q8_out) {
   const GemvTile& tile = target.tiles.gemv;
   const GemvWeight* w = find_gemv_weight(weight);
   if (!w) w = &kGemvWeights[0];  // callers check gemv_supports(); keeps the spec well-formed
@@ -276,6 +277,10 @@ KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int 
     s.name += fmt::format("_addnorm_h{}{}", norm->hidden, norm->q8_out ? "_q8" : "");
     s.template_args.push_back(fmt::format("ft::AddNormAfter<{},{},{}>", norm->hidden, target.tiles.norm.load_bytes,
                                           norm->q8_out ? "true" : "false"));
+  } else if (gated_q8_out && w->quantized) {
+    const bool silu = *gated_q8_out == GatedAct::kSilu;
+    s.name += silu ? "_silu_q8out" : "_gelu_tanh_q8out";
+    s.template_args.push_back(silu ? "ft::GatedQ8After<ft::SiluOp>" : "ft::GatedQ8After<ft::GeluTanhOp>");
   }
   s.args_type = fmt::format("ft::GemvArgs<{}>", dtype_device_name(act));
   s.block_threads = tile.block_threads;
@@ -366,6 +371,8 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
   for (GgmlType w : {GgmlType::kQ4_K, GgmlType::kQ6_K})
     for (int k : {4096, 12288, 14336})
       specs.push_back(gemv_spec(target, DType::kBF16, w, k, 1, std::nullopt, GemvNormAfter{4096, true}));
+  // Their gate|up projection writing SiLU(gate) * up quantized for the down GEMV.
+  specs.push_back(gemv_spec(target, DType::kBF16, GgmlType::kQ4_K, 4096, 1, std::nullopt, std::nullopt, GatedAct::kSilu));
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {
     for (int d : {64, 128}) {

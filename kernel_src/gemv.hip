@@ -60,7 +60,11 @@ struct GemvArgs {
   // With AddNormAfter only: the add_rmsnorm of what this GEMV writes (norm.x
   // is y), run by the block that finishes last; counter is zero between launches.
   RmsNormArgs<T> norm;
-  int* counter;
+  int* counter;  // AddNormAfter: one; GatedQ8After: one per 32 outputs of the activation
+  // With GatedQ8After only: act(gate) * up of y (gate rows [0, n / 2), up
+  // rows [n / 2, n)) quantized for the down projection's GEMV (quant_x.h's
+  // buffer of m rows of n / 2).
+  ft_u8* act_q8;
 };
 
 // ---- After the GEMV ------------------------------------------------------------
@@ -73,15 +77,83 @@ struct GemvArgs {
 // block's worth of norm work after the GEMV's tail.
 struct NoNorm {
   static constexpr bool kNorm = false;
+  static constexpr bool kGatedQ8 = false;
 };
 template <int kHidden, int kLoadBytes, bool kQ8Out>
 struct AddNormAfter {
   static constexpr bool kNorm = true;
+  static constexpr bool kGatedQ8 = false;
   template <typename T, int kThreads>
   FT_DEVICE static void row(const RmsNormArgs<T>& a, int r, float* scratch) {
     rmsnorm_row<T, kHidden, kThreads, kLoadBytes, true, kQ8Out>(a, r, scratch);
   }
 };
+
+// GatedQ8After<Op>: the gate|up GEMV also writes Op(gate) * up (rounded to
+// T, as the gated activation kernel stores it) quantized as quantize_x_q8
+// would, for a quantized down projection: that kernel's launch and its wait
+// come off the step. A 32-output block of the activation needs 32 gate and
+// 32 up rows, 2 * 32 / kRows row groups of several blocks; each block, once
+// its groups are stored, counts them in at their blocks' counters (one
+// device round trip for all of them), and whichever arrives last for a block
+// quantizes it from y.
+template <typename Op>
+struct GatedQ8After {
+  static constexpr bool kNorm = false;
+  static constexpr bool kGatedQ8 = true;
+  using Act = Op;
+};
+
+// The 32 activation outputs from column c0 of every x row, from y.
+template <typename T, typename Op>
+FT_DEVICE void gated_q8_block(const GemvArgs<T>& a, int half, int c0) {
+  constexpr int kRowsPerPass = FT_WAVE_SIZE / 8;  // 8 lanes x 4 elements per row
+  const int e = (lane_id() % 8) * 4;
+  for (int r0 = 0; r0 < a.m; r0 += kRowsPerPass) {  // uniform: the shuffles need the whole wave
+    const int row = r0 + lane_id() / 8;
+    const bool active = row < a.m;
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (active) {
+      const T* y = a.y + static_cast<long long>(row) * a.ldy + c0 + e;
+      const Vec<T, 4 * sizeof(T)> g = load_vec<T, 4 * sizeof(T)>(y);
+      const Vec<T, 4 * sizeof(T)> u = load_vec<T, 4 * sizeof(T)>(y + half);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[j] = to_float(from_float<T>(Op::apply(to_float(g.v[j])) * to_float(u.v[j])));
+    }
+    quantize_q8_part<4>(v, active, a.act_q8, a.m, half, active ? row : 0, c0 + e);
+  }
+}
+
+// Every thread of the block calls it once, after the last store of y of its
+// groups block, block + blocks, ... (of `groups` of kRows rows).
+template <typename T, typename Op, int kThreads, int kRows>
+FT_DEVICE void gemv_gated_q8_after(const GemvArgs<T>& a, int block, int blocks, int groups) {
+  static_assert(32 % kRows == 0, "a row group inside one 32-output block");
+  constexpr int kArrivals = 2 * 32 / kRows;
+  constexpr int kWaves = kThreads / FT_WAVE_SIZE;
+  __shared__ int s_done[kThreads];  // per group of this round: its 32-output block to quantize, or -1
+  const int half = a.n / 2;
+  const int mine = block < groups ? (groups - 1 - block) / blocks + 1 : 0;
+  fence_release_device();
+  for (int base = 0; base < mine; base += kThreads) {  // one round but for tiny grids
+    sync_threads();
+    const int i = base + thread_x();
+    int done = -1;
+    if (i < mine) {
+      const int chunk = ((block + i * blocks) * kRows % half) / 32;
+      if (atomic_add_device(a.counter + chunk, 1) == kArrivals - 1) {
+        a.counter[chunk] = 0;
+        done = chunk;
+      }
+    }
+    s_done[thread_x()] = done;
+    sync_threads();
+    fence_acquire_device();
+    const int n = mine - base < kThreads ? mine - base : kThreads;
+    for (int j = wave_id(); j < n; j += kWaves)
+      if (s_done[j] >= 0) gated_q8_block<T, Op>(a, half, s_done[j] * 32);
+  }
+}
 
 // Every thread of every block of the launch calls it once, after its last store of y.
 template <typename T, typename Norm, int kThreads>
@@ -519,7 +591,17 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 // groups, the next group's weights in flight while this one's dot products
 // and block sum run. Elsewhere the grid has one block per group
 // (gemv_steps_per_wave() in jit/catalog.h tells the launcher which).
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename Norm = NoNorm>
+// What follows the quantized GEMV's last store in a block: AddNormAfter's
+// norm or GatedQ8After's quantized activation.
+template <typename T, typename After, int kThreads, int kRows>
+FT_DEVICE void gemv_quant_after(const GemvArgs<T>& a, int block, int blocks, int groups) {
+  if constexpr (After::kGatedQ8)
+    gemv_gated_q8_after<T, typename After::Act, kThreads, kRows>(a, block, blocks, groups);
+  else
+    gemv_norm_after<T, After, kThreads>(a);
+}
+
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename After = NoNorm>
 FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
   static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
@@ -531,7 +613,7 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int groups = (a.n + kRows - 1) / kRows;
   if (block >= groups) {  // uniform over the block (it reads nothing)
-    gemv_norm_after<T, Norm, kThreads>(a);
+    gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
     return;
   }
   const int part = lane_id() % Q::kParts;
@@ -663,7 +745,7 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
         g = next_g;
       }
     }
-    gemv_norm_after<T, Norm, kThreads>(a);
+    gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
   } else {
     // One group per block. From Q::kPipelineSteps steps per wave on, the
     // next step's weights load during this one's dot products.
@@ -700,13 +782,13 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
       }
     }
     gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc);
-    gemv_norm_after<T, Norm, kThreads>(a);
+    gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
   }
 }
 
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename Norm = NoNorm>
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename After = NoNorm>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
-  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows, Norm>(a, block_x(), grid_x());
+  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows, After>(a, block_x(), grid_x());
 }
 
 // Two quantized weights of different types side by side on one x (Q4_K_M's

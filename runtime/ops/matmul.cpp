@@ -54,7 +54,8 @@ Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
 // both (gemv2_spec).
 Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
                    DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt,
-                   const WeightView* second = nullptr, const AddRmsNormAfter* norm = nullptr) {
+                   const WeightView* second = nullptr, const AddRmsNormAfter* norm = nullptr,
+                   const GatedQ8Out* gated_q8 = nullptr) {
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
   RmsNormKernelArgs norm_args{};
@@ -64,8 +65,12 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
                                                        &norm->residual, &norm->residual_out, norm->q8));
     norm_spec = GemvNormAfter{norm->shape.hidden, norm->q8.ptr != 0};
   }
+  if (gated_q8 && (w.n % 64 != 0 || gated_q8->q8.bytes < gemv_quantized_x_bytes(m, w.n / 2) ||
+                   gated_q8->counters.bytes < static_cast<size_t>(w.n / 64) * 4))
+    return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no quantized gated output for {} gate|up rows", w.n);
   const KernelSpec spec = second ? gemv2_spec(t, act, w.type, second->type, w.k, bucket)
-                                 : gemv_spec(t, act, w.type, w.k, bucket, gate, norm_spec);
+                                 : gemv_spec(t, act, w.type, w.k, bucket, gate, norm_spec,
+                                             gated_q8 ? std::optional(gated_q8->gate) : std::nullopt);
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   const int rows_per_block = gemv_rows_per_block(t, bucket);
   const int groups = (w.n + rows_per_block - 1) / rows_per_block;
@@ -98,10 +103,11 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
     long long wblocks2;
     int n2, split;
     RmsNormKernelArgs norm;
-    uint64_t counter;
+    uint64_t counter, act_q8;
   } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w)),
          second ? second->data.ptr : 0, second ? static_cast<long long>(weight_blocks(*second)) : 0,
-         second ? second->n : 0, grid, norm_args, norm ? norm->counter.ptr : 0};
+         second ? second->n : 0, grid, norm_args,
+         norm ? norm->counter.ptr : gated_q8 ? gated_q8->counters.ptr : 0, gated_q8 ? gated_q8->q8.ptr : 0};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(grid + grid2);
   dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
@@ -112,7 +118,7 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
 // the caller passes it quantized) for all quantized parts.
 Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m, DeviceBuffer y,
                   DeviceBuffer bias, DeviceBuffer x_q8, std::optional<GatedAct> gate = std::nullopt,
-                  const AddRmsNormAfter* norm = nullptr) {
+                  const AddRmsNormAfter* norm = nullptr, const GatedQ8Out* gated_q8 = nullptr) {
   int total = 0;
   bool any_quantized = false;
   for (const WeightView& w : parts) {
@@ -133,22 +139,28 @@ Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, 
     const bool q = gemv_quantized(w.type);
     DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};
     FT_RETURN_IF_ERROR(launch_gemv(ctx, act, w, q ? x_q8 : x, m, slice(y, col * es, y.bytes - col * es), total, b,
-                                   q ? std::nullopt : gate, nullptr, norm));
+                                   q ? std::nullopt : gate, nullptr, norm, gated_q8));
     col += w.n;
   }
   return Status();
 }
 
-// Whether the GEMV of w at m rows runs the add_rmsnorm after it (see
-// AddRmsNormAfter): decode batch 1, one weight whose n is the norm's width,
-// of a K-quant type. The norm at the end of the kernel needs about 70-80
-// registers on sm_90 (the row's x and weight held across the block sum); the
-// K-quant GEMV loops need more (94-121), so their count stays, while the
-// dense and Q8_0 loops need 50-64 and would lose warps (36 -> 24-28 per SM).
+// Whether the batch-1 GEMV of w may run work after its own (the norm of
+// AddRmsNormAfter, the quantized activation of GatedQ8Out): for K-quant
+// weights. That work needs about 60-80 registers on sm_90 (a norm holds its
+// row's x and weight across the block sum); the K-quant GEMV loops need more
+// (94-121), so their count stays, while the dense and Q8_0 loops need 50-64
+// and would lose warps (36 -> 24-32 per SM).
+bool gemv_takes_after(const OpContext& ctx, GgmlType type, int m) {
+  const bool k_quant = type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
+  return k_quant && m == 1 && !ctx.on_cpu();
+}
+
+// Whether the GEMV of w at m rows runs the add_rmsnorm after it: one weight
+// whose n is the norm's width.
 bool gemv_runs_norm(const OpContext& ctx, const WeightView& w, int m, const AddRmsNormAfter* norm) {
-  const bool k_quant = w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ5_K || w.type == GgmlType::kQ6_K;
-  return norm && k_quant && norm->counter.bytes >= 4 && m == 1 && norm->shape.rows == m &&
-         norm->shape.hidden == w.n && !ctx.on_cpu();
+  return norm && gemv_takes_after(ctx, w.type, m) && norm->counter.bytes >= 4 && norm->shape.rows == m &&
+         norm->shape.hidden == w.n;
 }
 
 // The norm after the matmul, as its own launch.
@@ -231,6 +243,10 @@ bool matmul_reads_q8(const OpContext& ctx, std::span<const WeightView> parts, in
 
 size_t matmul_q8_bytes(int m, int k) { return gemv_quantized_x_bytes(m, k); }
 
+bool matmul_writes_gated_q8(const OpContext& ctx, std::span<const WeightView> parts, int m) {
+  return parts.size() == 1 && gemv_takes_after(ctx, parts[0].type, m) && parts[0].n % 64 == 0;
+}
+
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
               DeviceBuffer bias, DeviceBuffer x_q8, const AddRmsNormAfter* norm) {
   FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
@@ -250,7 +266,8 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
 }
 
 Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
-                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8) {
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8,
+                      const GatedQ8Out* gated_q8) {
   if (parts.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no weights");
   int total = 0, widest = 0;
   for (const WeightView& w : parts) {
@@ -261,6 +278,11 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
     widest = std::max(widest, w.n);
   }
   FT_RETURN_IF_ERROR(check_buffers(act, m, parts[0].k, total, x, y, bias));
+  if (gated_q8) {
+    if (!matmul_writes_gated_q8(ctx, parts, m))
+      return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no quantized gated output on this path");
+    return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8, std::nullopt, nullptr, gated_q8);
+  }
   if (parts.size() == 1) return matmul(ctx, act, parts[0], x, m, y, bias, x_q8);
   if (!ctx.on_cpu() && m <= kMaxGemvRows) return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8);
   const size_t es = dtype_size(act);

@@ -49,8 +49,21 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
 // path quantizes x once for every quantized part and each part writes its own
 // columns of y; the other paths run each part into tmp ([m, widest n] of
 // act) and copy its columns.
+//
+// With gated_q8 (where matmul_writes_gated_q8 says so): y is a gate|up
+// output [m, 2i] and the GEMV also writes gate(y[:, :i]) * y[:, i:]
+// quantized, as quantize_x would, for a quantized down projection (its x_q8):
+// the gated activation's own launch comes off the decode step.
+struct GatedQ8Out {
+  GatedAct gate;
+  DeviceBuffer q8;        // matmul_q8_bytes(m, i)
+  DeviceBuffer counters;  // i / 32 ints zeroed once (left zero)
+};
 Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
-                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {});
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {},
+                      const GatedQ8Out* gated_q8 = nullptr);
+// Decode batch 1 on a GPU, gate|up stacked in one K-quant weight.
+bool matmul_writes_gated_q8(const OpContext& ctx, std::span<const WeightView> parts, int m);
 
 // Whether matmul / matmul_stacked on these weights at m rows reads a
 // quantized x (the GPU GEMV path with a quantized part): then a producer of

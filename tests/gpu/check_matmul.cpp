@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "runtime/model/quantize.h"
 #include "runtime/ops/activation.h"
@@ -180,6 +181,62 @@ Result<double> check_norm_after(OpContext& ctx, GgmlType type, int m, int n, int
   return r;
 }
 
+// A gate|up projection writing SiLU(gate) * up quantized (GatedQ8Out) for
+// the down GEMV: on three launches in a row (the counters must come back to
+// zero), the q8 output must equal quantize_x of the gated y byte for byte;
+// y itself is held to the CPU reference (the error reported).
+Result<double> check_gated_q8(OpContext& ctx, GgmlType type, int inter, int k, std::mt19937& rng) {
+  const DType act = DType::kBF16;
+  const int m = 1, n = 2 * inter;
+  FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(type, n, k, rng));
+  auto x = random_values(static_cast<size_t>(k), act, rng);
+  std::vector<float> ref(n);
+  FT_RETURN_IF_ERROR(matmul_reference(type, wbytes.data(), n, k, x.data(), m, ref.data()));
+  Backend& b = ctx.backend();
+  std::vector<DeviceBuffer> bufs;
+  auto run = [&]() -> Result<double> {
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dw, b.alloc(wbytes.size()));
+    bufs.push_back(dw);
+    FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, type, wbytes, dw));
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(b, x, act));
+    bufs.push_back(dx);
+    const size_t q8_bytes = matmul_q8_bytes(m, inter);
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dy, b.alloc(static_cast<size_t>(n) * dtype_size(act)));
+    bufs.push_back(dy);
+    FT_ASSIGN_OR_RETURN(DeviceBuffer dq8, b.alloc(q8_bytes));
+    bufs.push_back(dq8);
+    FT_ASSIGN_OR_RETURN(DeviceBuffer counters, b.alloc(static_cast<size_t>(inter / 32) * 4));
+    bufs.push_back(counters);
+    FT_RETURN_IF_ERROR(b.fill_bytes(counters, 0));
+    const WeightView w{type, n, k, dw, layout};
+    if (!matmul_writes_gated_q8(ctx, {&w, 1}, m))
+      return FT_ERROR(ErrorCode::kInternal, "matmul_writes_gated_q8 is false for {} at m = 1", ggml_type_name(type));
+    const GatedQ8Out out{GatedAct::kSilu, dq8, counters};
+    double worst = 0;
+    for (int launch = 0; launch < 3; ++launch) {
+      FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
+      FT_RETURN_IF_ERROR(b.fill_bytes(dq8, 0xFF));
+      FT_RETURN_IF_ERROR(matmul_stacked(ctx, act, {&w, 1}, dx, m, dy, {}, {}, {}, &out));
+      std::vector<uint8_t> got(q8_bytes), want(q8_bytes);
+      FT_RETURN_IF_ERROR(b.synchronize());
+      FT_RETURN_IF_ERROR(b.copy_to_host(got.data(), dq8, q8_bytes));
+      FT_ASSIGN_OR_RETURN(DeviceBuffer requant, quantize_x(ctx, act, inter, dy, m, GatedAct::kSilu));
+      FT_RETURN_IF_ERROR(b.synchronize());
+      FT_RETURN_IF_ERROR(b.copy_to_host(want.data(), requant, q8_bytes));
+      const auto diff = std::mismatch(got.begin(), got.end(), want.begin());
+      if (diff.first != got.end())
+        return FT_ERROR(ErrorCode::kInternal, "launch {}: byte {} of the q8 activation differs from quantize_x's",
+                        launch, diff.first - got.begin());
+      FT_ASSIGN_OR_RETURN(auto y, download(b, dy, act));
+      worst = std::max(worst, rel_l2(y, ref));
+    }
+    return worst;
+  };
+  Result<double> r = run();
+  for (DeviceBuffer d : bufs) b.free(d);
+  return r;
+}
+
 // matmul_stacked: weights of different types side by side on one x, each
 // writing its columns of y (the GEMV path quantizes x once). With norm_q8,
 // x is an RMSNorm's output and the norm also writes it quantized, as the
@@ -336,6 +393,10 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
       {GgmlType::kQ4_K, 1, 4096, 12288, true, false},  {GgmlType::kBF16, 1, 4096, 12288, true, false},
       {GgmlType::kQ4_K, 1, 1024, 3072, true, true},    {GgmlType::kQ4_K, 2, 4096, 4096, false, true},
   };
+  for (auto [t, inter, k] : {std::tuple{GgmlType::kQ4_K, 12288, 4096}, std::tuple{GgmlType::kQ6_K, 3072, 1024},
+                              std::tuple{GgmlType::kQ4_K, 96, 4096}})
+    out.push_back(make_case(fmt::format("matmul gate|up {} silu q8 out", ggml_type_name(t)), DType::kBF16,
+                            fmt::format("1x{}x{}", 2 * inter, k), check_gated_q8(ctx, t, inter, k, rng)));
   for (const auto& c : kNormAfter)
     out.push_back(make_case(fmt::format("matmul{} {} + add_rmsnorm{}", c.gated ? "_gated" : "", ggml_type_name(c.type),
                                         c.q8 ? " q8" : ""),
