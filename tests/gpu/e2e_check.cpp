@@ -2,11 +2,12 @@
 // run time) against the CPU backend (f32 reference ops), or dumped for an
 // outside reference.
 //
-//   e2e_check MODEL [TOKENS] [DEVICE]
-//     Three sequences, teacher-forced over fixed token streams: one prefill
-//     step of different lengths for each, then decode steps of all three
-//     together (on a GPU a graph of batch bucket 4, padded with an empty
-//     sequence, captured on the first step and replayed after). Prints the
+//   e2e_check MODEL [TOKENS] [DEVICE] [SEQS]
+//     SEQS (1 to 3, default 3) sequences, teacher-forced over fixed token
+//     streams: one prefill step of different lengths for each, then decode
+//     steps of all of them together (on a GPU a graph of the batch bucket:
+//     4 for three sequences, padded with an empty one; 1 for one, the batch-1
+//     decode kernels), captured on the first step and replayed after. Prints the
 //     relative L2 error of each sequence's logits per step, and whether the
 //     token drawn on the device (greedy) is the CPU's argmax; exits 1 if any
 //     step exceeds 2e-2.
@@ -36,7 +37,7 @@ struct Runner {
   std::unique_ptr<Executor> ex;
 };
 
-constexpr int kSeqs = 3;
+constexpr int kMaxSeqs = 3;
 
 Result<Runner> open_runner(const std::string& device, const WeightSet& w, int max_ctx, int max_step_tokens) {
   Runner r;
@@ -123,7 +124,7 @@ int dump(const std::string& model, const std::string& ids_path, const std::strin
   return 0;
 }
 
-int check(const std::string& model, int n, const std::string& device) {
+int check(const std::string& model, int n, const std::string& device, int seqs) {
   auto w = WeightSet::open(model);
   if (!w.ok()) {
     std::fprintf(stderr, "e2e_check: %s\n", w.status().to_string().c_str());
@@ -139,22 +140,22 @@ int check(const std::string& model, int n, const std::string& device) {
   // Per sequence: its tokens and its blocks, in reverse order (the cache
   // holds four sequences' worth).
   const int blocks = (n + 16 + 15) / 16;
-  std::vector<std::vector<int32_t>> tokens(kSeqs, std::vector<int32_t>(n)), tables(kSeqs);
+  std::vector<std::vector<int32_t>> tokens(seqs, std::vector<int32_t>(n)), tables(seqs);
   uint64_t x = 12345;
-  for (int s = 0; s < kSeqs; ++s) {
+  for (int s = 0; s < seqs; ++s) {
     for (auto& t : tokens[s]) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       t = static_cast<int32_t>((x >> 33) % std::min(vocab, 150000));
     }
     for (int i = 0; i < blocks; ++i) tables[s].push_back((s + 1) * blocks - 1 - i);
   }
-  std::vector<int> done(kSeqs, 0);
+  std::vector<int> done(seqs, 0);
   double worst = 0;
   int agree = 0, checked = 0;
   std::printf("%-4s %-8s %-8s %12s %s\n", "seq", "position", "step", "rel L2", "token gpu/cpu");
   for (int step = 0; done[0] < n; ++step) {
     Batch b;
-    for (int s = 0; s < kSeqs; ++s) {
+    for (int s = 0; s < seqs; ++s) {
       const int count = step == 0 ? n / 2 - 3 * s : 1;  // prefill lengths differ per sequence
       for (int i = done[s]; i < done[s] + count; ++i) {
         b.tokens.push_back(tokens[s][i]);
@@ -172,7 +173,7 @@ int check(const std::string& model, int n, const std::string& device) {
       std::fprintf(stderr, "e2e_check: %s\n", (!sg.ok() ? sg : sc).to_string().c_str());
       return 1;
     }
-    for (int s = 0; s < kSeqs; ++s) {
+    for (int s = 0; s < seqs; ++s) {
       const float *lg = og.logits.data() + static_cast<size_t>(s) * vocab,
                   *lc = oc.logits.data() + static_cast<size_t>(s) * vocab;
       const double err = rel_l2(lg, lc, vocab);
@@ -198,10 +199,16 @@ int run(int argc, char** argv) {
     return dump(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "cuda:0", argc > 6 ? argv[6] : "");
   }
   if (argc < 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: e2e_check MODEL [TOKENS] [DEVICE]\n       e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]\n");
+    std::fprintf(stderr,
+                 "usage: e2e_check MODEL [TOKENS] [DEVICE] [SEQS]\n       e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]\n");
     return 2;
   }
-  return check(argv[1], argc > 2 ? std::atoi(argv[2]) : 48, argc > 3 ? argv[3] : "cuda:0");
+  const int seqs = argc > 4 ? std::atoi(argv[4]) : kMaxSeqs;
+  if (seqs < 1 || seqs > kMaxSeqs) {
+    std::fprintf(stderr, "e2e_check: SEQS must be 1 to %d\n", kMaxSeqs);
+    return 2;
+  }
+  return check(argv[1], argc > 2 ? std::atoi(argv[2]) : 48, argc > 3 ? argv[3] : "cuda:0", seqs);
 }
 
 }  // namespace

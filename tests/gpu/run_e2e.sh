@@ -198,11 +198,13 @@ if [ "$phase" = quant ]; then
   step "op_check: the quantized paths and attention"
   "$bin/op_check" matmul gemm embedding norm_act attention > "$out/op_check.txt" 2>&1 || status=1
   grep -E "FAIL|passed" "$out/op_check.txt"
-  step "tiny Q4_K_M model: GPU (decode graphs) against the CPU"
+  step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
   "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
     --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
     --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
   "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 | tail -4 || status=1
+  echo "one sequence (the batch-1 decode graph):"
+  "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 1 | tail -4 || status=1
   step "gemv_bench (quantized, m = 1)"
   "$bin/gemv_bench" q4_K q6_K q8_0 | tee "$out/gemv_bench.txt" | grep -v "m=8" || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
