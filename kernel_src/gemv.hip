@@ -695,55 +695,33 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
     const int s = wave_id();
     Raw cur[kRows];
     if (s < kSteps) load(rows, s, cur);
+    grid_dependency_begin();
     int parity = 0;
-    // Group g's slots are rewritten two groups later, after a barrier every
-    // thread reaches only once it has read them.
-    auto finish_group = [&](int group) {
-      gemv_store<T, kM, kRows, kWaves>(a, group * kRows, acc, parity);
+#pragma unroll 1
+    while (true) {
+      const int next_g = g + blocks;
+      const bool more = next_g < groups;
+      first_blocks(next_g, rows);
+      if constexpr (kPipelined) {
+        Raw next[kRows];
+        if (more && s < kSteps) load(rows, s, next);
+        if (s < kSteps) step(s, cur);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) cur[r] = next[r];
+      } else {
+        if (s < kSteps) step(s, cur);
+        if (more && s < kSteps) load(rows, s, cur);
+      }
+      // Group g's slots are rewritten two groups later, after a barrier
+      // every thread reaches only once it has read them.
+      gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc, parity);
       parity ^= 1;
 #pragma unroll
       for (int m = 0; m < kM; ++m)
 #pragma unroll
         for (int r = 0; r < kRows; ++r) acc[m][r] = 0.0f;
-    };
-    if constexpr (kPipelined) {
-      // The block's second group is requested before the wait as well, so
-      // a block of two groups (a 4096-row weight at K = 4096 on Hopper) has
-      // all its weights in flight while the kernel before finishes. In the
-      // loop, the group after next is requested once this one's dot
-      // products are done, during its block sum and store.
-      Raw next[kRows];
-      int next_g = g + blocks;
-      first_blocks(next_g, rows);
-      if (next_g < groups && s < kSteps) load(rows, s, next);
-      grid_dependency_begin();
-#pragma unroll 1
-      while (true) {
-        const bool more = next_g < groups;
-        if (s < kSteps) step(s, cur);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) cur[r] = next[r];
-        const int after = next_g + blocks;
-        first_blocks(after, rows);
-        if (after < groups && s < kSteps) load(rows, s, next);
-        finish_group(g);
-        if (!more) break;
-        g = next_g;
-        next_g = after;
-      }
-    } else {
-      grid_dependency_begin();
-#pragma unroll 1
-      while (true) {
-        const int next_g = g + blocks;
-        const bool more = next_g < groups;
-        first_blocks(next_g, rows);
-        if (s < kSteps) step(s, cur);
-        if (more && s < kSteps) load(rows, s, cur);
-        finish_group(g);
-        if (!more) break;
-        g = next_g;
-      }
+      if (!more) break;
+      g = next_g;
     }
     gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
   } else {
