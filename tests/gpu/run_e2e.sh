@@ -26,7 +26,8 @@
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
 #         Q4_K_M decode at batch 1 (alternated with e2e_bench_base when
-#         pack.sh packed one) and every kernel's time in its step (ncu).
+#         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
+#         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
 phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]}"
 out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]}"
@@ -213,6 +214,12 @@ if [ "$phase" = quant ]; then
     if [ -x "$bin/e2e_bench_base" ]; then
       "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/base build: /' || status=1
     fi
+    for ksrc in "$pack"/ksrc_*; do  # this build on other kernel sources (kernel-only variants)
+      [ -d "$ksrc" ] || continue
+      name="$(basename "$ksrc")"
+      FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" \
+        --only-b1 | tail -1 | sed "s/^/$name: /" || status=1
+    done
   done
   step "where a Q4_K_M batch-1 decode step's time goes (ncu), last 8 steps"
   ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
