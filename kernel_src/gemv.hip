@@ -134,21 +134,23 @@ FT_DEVICE void gemv_gated_q8_after(const GemvArgs<T>& a, int block, int blocks, 
   __shared__ int s_done[kThreads];  // per group of this round: its 32-output block to quantize, or -1
   const int half = a.n / 2;
   const int mine = block < groups ? (groups - 1 - block) / blocks + 1 : 0;
-  fence_release_device();
+  // As last_block_to_arrive (ft_device.h), with one arriving thread per
+  // group of the block, all in the first wave for up to a wave of groups.
   for (int base = 0; base < mine; base += kThreads) {  // one round but for tiny grids
     sync_threads();
     const int i = base + thread_x();
     int done = -1;
     if (i < mine) {
+      fence_release_device();
       const int chunk = ((block + i * blocks) * kRows % half) / 32;
       if (atomic_add_device(a.counter + chunk, 1) == kArrivals - 1) {
         a.counter[chunk] = 0;
+        fence_acquire_device();
         done = chunk;
       }
     }
     s_done[thread_x()] = done;
     sync_threads();
-    fence_acquire_device();
     const int n = mine - base < kThreads ? mine - base : kThreads;
     for (int j = wave_id(); j < n; j += kWaves)
       if (s_done[j] >= 0) gated_q8_block<T, Op>(a, half, s_done[j] * 32);

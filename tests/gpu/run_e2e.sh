@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -22,6 +22,9 @@
 #         (b1, b32, prefill 2048); then Q4_K_M decode
 #         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
 #         bench/RESULTS.md) and no profiler.
+#   ab:   the short quant: op_check matmul attention, the tiny Q4_K_M model
+#         at batch 4 and 1, then Q4_K_M decode at batch 1 against
+#         e2e_bench_base, three rounds.
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
@@ -29,8 +32,8 @@
 #         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
 #         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|targets|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -191,6 +194,27 @@ if [ "$phase" = targets ]; then
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m decode b1, twice"
   for round in 1 2; do "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 || status=1; done | tee "$out/e2e_q4.txt"
+fi
+if [ "$phase" = ab ]; then
+  # The short form of quant for one A/B of the decode loop: correctness of
+  # the changed paths, then Q4_K_M decode at batch 1 alternated with
+  # e2e_bench_base (pack.sh BUILD BASE_BUILD), three rounds.
+  export FT_CACHE_DIR="$work/cache"
+  model_then_convert
+  step "op_check matmul attention"
+  "$bin/op_check" matmul attention > "$out/op_check.txt" 2>&1 || status=1
+  grep -E "FAIL|passed" "$out/op_check.txt"
+  step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
+  "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
+    --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
+    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
+  for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
+  wait $convert || { cat "$work/convert.log"; status=1; }
+  step "e2e_bench q4_k_m: this build and the base, alternated"
+  for round in 1 2 3; do
+    "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/this build: /' || status=1
+    "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/base build: /' || status=1
+  done
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
