@@ -24,7 +24,7 @@
 #         bench/RESULTS.md) and no profiler.
 #   ab:   the short quant: op_check matmul attention, the tiny Q4_K_M model
 #         at batch 4 and 1, then Q4_K_M decode at batch 1 against
-#         e2e_bench_base, three rounds.
+#         e2e_bench_base (and the .devbuild/ksrc_NAME variants), three rounds.
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
@@ -214,6 +214,12 @@ if [ "$phase" = ab ]; then
   for round in 1 2 3; do
     "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/this build: /' || status=1
     "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/base build: /' || status=1
+    for ksrc in "$pack"/ksrc_*; do  # this build on other kernel sources (kernel-only variants)
+      [ -d "$ksrc" ] || continue
+      name="$(basename "$ksrc")"
+      FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" \
+        --only-b1 2>/dev/null | tail -1 | sed "s/^/$name: /" || status=1
+    done
   done
 fi
 if [ "$phase" = quant ]; then
