@@ -24,7 +24,8 @@
 #         bench/RESULTS.md) and no profiler.
 #   ab:   the short quant: op_check matmul attention, the tiny Q4_K_M model
 #         at batch 4 and 1, then Q4_K_M decode at batch 1 against
-#         e2e_bench_base (and the .devbuild/ksrc_NAME variants), three rounds.
+#         e2e_bench_base (and the .devbuild/ksrc_NAME variants), AB_ROUNDS
+#         rounds (default 3).
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
@@ -211,7 +212,7 @@ if [ "$phase" = ab ]; then
   for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m: this build and the base, alternated"
-  for round in 1 2 3; do
+  for round in $(seq "${AB_ROUNDS:-3}"); do
     "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/this build: /' || status=1
     "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/base build: /' || status=1
     for ksrc in "$pack"/ksrc_*; do  # this build on other kernel sources (kernel-only variants)
