@@ -22,10 +22,10 @@
 #         (b1, b32, prefill 2048); then Q4_K_M decode
 #         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
 #         bench/RESULTS.md) and no profiler.
-#   ab:   the short quant: op_check matmul attention, the tiny Q4_K_M model
-#         at batch 4 and 1, then Q4_K_M decode at batch 1 against
-#         e2e_bench_base (and the .devbuild/ksrc_NAME variants), AB_ROUNDS
-#         rounds (default 3).
+#   ab:   the short quant: the tiny Q4_K_M model at batch 4 and 1, Q4_K_M
+#         decode at batch 1 against e2e_bench_base (and the .devbuild/ksrc_NAME
+#         variants), AB_ROUNDS rounds (default 3), then op_check AB_OP_CHECK
+#         (default matmul attention; it takes minutes, so it comes last).
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
@@ -197,14 +197,13 @@ if [ "$phase" = targets ]; then
   for round in 1 2; do "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 || status=1; done | tee "$out/e2e_q4.txt"
 fi
 if [ "$phase" = ab ]; then
-  # The short form of quant for one A/B of the decode loop: correctness of
-  # the changed paths, then Q4_K_M decode at batch 1 alternated with
-  # e2e_bench_base (pack.sh BUILD BASE_BUILD), three rounds.
+  # The short form of quant for one A/B of the decode loop: while Q4_K_M
+  # converts, the tiny Q4_K_M model at batch 4 and 1 against the CPU; then
+  # Q4_K_M decode at batch 1 alternated with e2e_bench_base (pack.sh BUILD
+  # BASE_BUILD) and the kernel-source variants; op_check of the changed
+  # families last (minutes: it compiles hundreds of kernels).
   export FT_CACHE_DIR="$work/cache"
   model_then_convert
-  step "op_check matmul attention"
-  "$bin/op_check" matmul attention > "$out/op_check.txt" 2>&1 || status=1
-  grep -E "FAIL|passed" "$out/op_check.txt"
   step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
   "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
     --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
@@ -222,6 +221,9 @@ if [ "$phase" = ab ]; then
         --only-b1 2>/dev/null | tail -1 | sed "s/^/$name: /" || status=1
     done
   done
+  step "op_check ${AB_OP_CHECK:-matmul attention}"
+  "$bin/op_check" ${AB_OP_CHECK:-matmul attention} > "$out/op_check.txt" 2>&1 || status=1
+  grep -E "FAIL|passed" "$out/op_check.txt"
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
