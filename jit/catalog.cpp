@@ -258,8 +258,7 @@ KernelSpec gemv_quantize_x_spec(DType act, int k, std::optional<GatedAct> gate) 
 size_t gemv_quantized_x_bytes(int m, int k) { return static_cast<size_t>(m) * k + 2 * static_cast<size_t>(m) * (k / 32) * 4; }
 
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
-                     std::optional<GatedAct> gate, std::optional<GemvNormAfter> norm,
-                     std::optional<GatedAct> gated_q8_out) {
+                     std::optional<GatedAct> gate) {
   const GemvTile& tile = target.tiles.gemv;
   const GemvWeight* w = find_gemv_weight(weight);
   if (!w) w = &kGemvWeights[0];  // callers check gemv_supports(); keeps the spec well-formed
@@ -272,16 +271,7 @@ KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int 
   s.template_args = {std::string(dtype_device_name(act)), w->device_type, std::to_string(m_bucket), std::to_string(k),
                      std::to_string(tile.block_threads), std::to_string(gemv_rows_per_block(target, m_bucket))};
   // Quantized weights read quantize_x_q8's output; the gate goes there.
-  if (!w->quantized && (gate || norm)) s.template_args.push_back(gate ? gated_x_type(*gate) : "ft::XPlain");
-  if (norm) {
-    s.name += fmt::format("_addnorm_h{}{}", norm->hidden, norm->q8_out ? "_q8" : "");
-    s.template_args.push_back(fmt::format("ft::AddNormAfter<{},{},{}>", norm->hidden, target.tiles.norm.load_bytes,
-                                          norm->q8_out ? "true" : "false"));
-  } else if (gated_q8_out && w->quantized) {
-    const bool silu = *gated_q8_out == GatedAct::kSilu;
-    s.name += silu ? "_silu_q8out" : "_gelu_tanh_q8out";
-    s.template_args.push_back(silu ? "ft::GatedQ8After<ft::SiluOp>" : "ft::GatedQ8After<ft::GeluTanhOp>");
-  }
+  if (gate && !w->quantized) s.template_args.push_back(gated_x_type(*gate));
   s.args_type = fmt::format("ft::GemvArgs<{}>", dtype_device_name(act));
   s.block_threads = tile.block_threads;
   return s;
@@ -365,14 +355,6 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     specs.push_back(gemv_spec(target, DType::kBF16, GgmlType::kBF16, k, 1, GatedAct::kSilu));
     specs.push_back(gemv_quantize_x_spec(DType::kBF16, k, GatedAct::kSilu));
   }
-  // The o and down projections of the 8B K-quant models at decode batch 1
-  // with the add_rmsnorm after them in the same launch (q8 output for the
-  // next GEMV).
-  for (GgmlType w : {GgmlType::kQ4_K, GgmlType::kQ6_K})
-    for (int k : {4096, 12288, 14336})
-      specs.push_back(gemv_spec(target, DType::kBF16, w, k, 1, std::nullopt, GemvNormAfter{4096, true}));
-  // Their gate|up projection writing SiLU(gate) * up quantized for the down GEMV.
-  specs.push_back(gemv_spec(target, DType::kBF16, GgmlType::kQ4_K, 4096, 1, std::nullopt, std::nullopt, GatedAct::kSilu));
   // Paged attention and RoPE: the GPU engine runs f16/bf16 activations, block size 16.
   for (DType dt : {DType::kF16, DType::kBF16}) {
     for (int d : {64, 128}) {

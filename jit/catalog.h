@@ -76,23 +76,8 @@ std::vector<int> catalog_gemm_k_sizes();
 // gemv_quantize_x_spec kernel (which then takes the gate), into
 // gemv_quantized_x_bytes(m, k) of scratch; one 16-byte load of x per
 // thread, grid ceil(m * k / (16 / element bytes) / kGemvQuantizeThreads).
-//
-// With `norm` (m_bucket 1; n == norm->hidden): the add_rmsnorm that follows
-// (rmsnorm_spec(add_residual, q8_out)) runs in the same launch, by the block
-// that finishes last (gemv.hip's AddNormAfter; GemvArgs' norm and counter).
-struct GemvNormAfter {
-  int hidden = 0;
-  bool q8_out = false;
-};
-//
-// With `gated_q8_out` (quantized weights; the gate|up projection, n even,
-// n / 2 a multiple of 32): the kernel also writes gate(y[:, :n/2]) *
-// y[:, n/2:] quantized as gemv_quantize_x_spec(gate) would (gemv.hip's
-// GatedQ8After; GemvArgs' act_q8 and counter, one int per 32 outputs).
 KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int k, int m_bucket,
-                     std::optional<GatedAct> gate = std::nullopt,
-                     std::optional<GemvNormAfter> norm = std::nullopt,
-                     std::optional<GatedAct> gated_q8_out = std::nullopt);
+                     std::optional<GatedAct> gate = std::nullopt);
 // Two quantized weights of different types on one quantized x in one
 // launch (gemv.hip's gemv_quant2; both must be gemv_quantized): the
 // first's blocks, then the second's, each sized as for gemv_spec.

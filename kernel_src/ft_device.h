@@ -208,22 +208,13 @@ FT_DEVICE float block_sum(float v, float* scratch) {
 // ---- Handing work from blocks to the last of them ------------------------------
 // A block that arrives at a counter after writing its results to global memory,
 // where the last of `expected` arrivals reads all of them (and so no second
-// kernel has to). One thread per block arrives: the block's barrier orders
-// every thread's writes before that thread's device-scope release fence
-// (fences are cumulative), and its acquire fence, before the next barrier,
-// orders the whole block's reads after the other blocks' writes. On NVIDIA
-// the fences are fence.acq_rel.gpu: __threadfence() is the sequentially
-// consistent fence, which this hand-off does not need.
+// kernel has to). Device-scope release before the count, acquire after it.
 #if defined(FT_AMD)
 FT_DEVICE void fence_release_device() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); }
 FT_DEVICE void fence_acquire_device() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); }
 FT_DEVICE int atomic_add_device(int* p, int v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-#elif defined(FT_NVIDIA)
-FT_DEVICE void fence_release_device() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }  // FT_NVIDIA only
-FT_DEVICE void fence_acquire_device() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }  // FT_NVIDIA only
-FT_DEVICE int atomic_add_device(int* p, int v) { return atomicAdd(p, v); }
 #else
 FT_DEVICE void fence_release_device() { __threadfence(); }
 FT_DEVICE void fence_acquire_device() { __threadfence(); }
@@ -235,18 +226,17 @@ FT_DEVICE int atomic_add_device(int* p, int v) { return atomicAdd(p, v); }
 // That block also sets the counter back to 0, so a counter zeroed once serves
 // every later launch (and replay of a captured graph).
 FT_DEVICE bool last_block_to_arrive(int* counter, int expected, int* s_flag) {
+  fence_release_device();
   sync_threads();
   if (thread_x() == 0) {
-    fence_release_device();
     const bool last = atomic_add_device(counter, 1) == expected - 1;
-    if (last) {
-      *counter = 0;
-      fence_acquire_device();
-    }
+    if (last) *counter = 0;
     *s_flag = last ? 1 : 0;
   }
   sync_threads();
-  return *s_flag != 0;
+  const bool last = *s_flag != 0;
+  if (last) fence_acquire_device();
+  return last;
 }
 
 // ---- Vector loads ----------------------------------------------------------------

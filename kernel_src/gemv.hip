@@ -35,7 +35,6 @@
 // The x quantization costs accuracy (int8 with a scale per 32 elements, as
 // llama.cpp's q8_1); f32 activations see the same.
 #include "activation_ops.h"
-#include "norm_ops.h"
 #include "quant_x.h"
 
 namespace ft {
@@ -57,119 +56,7 @@ struct GemvArgs {
   long long wblocks2;
   int n2;
   int split;
-  // With AddNormAfter only: the add_rmsnorm of what this GEMV writes (norm.x
-  // is y), run by the block that finishes last; counter is zero between launches.
-  RmsNormArgs<T> norm;
-  int* counter;  // AddNormAfter: one; GatedQ8After: one per 32 outputs of the activation
-  // With GatedQ8After only: act(gate) * up of y (gate rows [0, n / 2), up
-  // rows [n / 2, n)) quantized for the down projection's GEMV (quant_x.h's
-  // buffer of m rows of n / 2).
-  ft_u8* act_q8;
 };
-
-// ---- After the GEMV ------------------------------------------------------------
-// NoNorm: nothing. AddNormAfter: the GEMV's output y [m, kHidden] (n =
-// kHidden, ldy = n) goes on through norm_ops.h's add_rmsnorm (residual add,
-// norm, and the quantized output with kQ8Out) in the same launch: the last
-// block to finish, which sees every other block's y, normalizes the m rows.
-// That takes the norm's kernel boundary (its launch and its wait for the
-// GEMV's grid) off a decode step's critical path, at the price of one
-// block's worth of norm work after the GEMV's tail.
-struct NoNorm {
-  static constexpr bool kNorm = false;
-  static constexpr bool kGatedQ8 = false;
-};
-template <int kHidden, int kLoadBytes, bool kQ8Out>
-struct AddNormAfter {
-  static constexpr bool kNorm = true;
-  static constexpr bool kGatedQ8 = false;
-  template <typename T, int kThreads>
-  FT_DEVICE static void row(const RmsNormArgs<T>& a, int r, float* scratch) {
-    rmsnorm_row<T, kHidden, kThreads, kLoadBytes, true, kQ8Out>(a, r, scratch);
-  }
-};
-
-// GatedQ8After<Op>: the gate|up GEMV also writes Op(gate) * up (rounded to
-// T, as the gated activation kernel stores it) quantized as quantize_x_q8
-// would, for a quantized down projection: that kernel's launch and its wait
-// come off the step. A 32-output block of the activation needs 32 gate and
-// 32 up rows, 2 * 32 / kRows row groups of several blocks; each block, once
-// its groups are stored, counts them in at their blocks' counters (one
-// device round trip for all of them), and whichever arrives last for a block
-// quantizes it from y.
-template <typename Op>
-struct GatedQ8After {
-  static constexpr bool kNorm = false;
-  static constexpr bool kGatedQ8 = true;
-  using Act = Op;
-};
-
-// The 32 activation outputs from column c0 of every x row, from y.
-template <typename T, typename Op>
-FT_DEVICE void gated_q8_block(const GemvArgs<T>& a, int half, int c0) {
-  constexpr int kRowsPerPass = FT_WAVE_SIZE / 8;  // 8 lanes x 4 elements per row
-  const int e = (lane_id() % 8) * 4;
-  for (int r0 = 0; r0 < a.m; r0 += kRowsPerPass) {  // uniform: the shuffles need the whole wave
-    const int row = r0 + lane_id() / 8;
-    const bool active = row < a.m;
-    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (active) {
-      const T* y = a.y + static_cast<long long>(row) * a.ldy + c0 + e;
-      const Vec<T, 4 * sizeof(T)> g = load_vec<T, 4 * sizeof(T)>(y);
-      const Vec<T, 4 * sizeof(T)> u = load_vec<T, 4 * sizeof(T)>(y + half);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) v[j] = to_float(from_float<T>(Op::apply(to_float(g.v[j])) * to_float(u.v[j])));
-    }
-    quantize_q8_part<4>(v, active, a.act_q8, a.m, half, active ? row : 0, c0 + e);
-  }
-}
-
-// Every thread of the block calls it once, after the last store of y of its
-// groups block, block + blocks, ... (of `groups` of kRows rows).
-template <typename T, typename Op, int kThreads, int kRows>
-FT_DEVICE void gemv_gated_q8_after(const GemvArgs<T>& a, int block, int blocks, int groups) {
-  static_assert(32 % kRows == 0, "a row group inside one 32-output block");
-  constexpr int kArrivals = 2 * 32 / kRows;
-  constexpr int kWaves = kThreads / FT_WAVE_SIZE;
-  __shared__ int s_done[kThreads];  // per group of this round: its 32-output block to quantize, or -1
-  const int half = a.n / 2;
-  const int mine = block < groups ? (groups - 1 - block) / blocks + 1 : 0;
-  // As last_block_to_arrive (ft_device.h), with one arriving thread per
-  // group of the block, all in the first wave for up to a wave of groups.
-  for (int base = 0; base < mine; base += kThreads) {  // one round but for tiny grids
-    sync_threads();
-    const int i = base + thread_x();
-    int done = -1;
-    if (i < mine) {
-      fence_release_device();
-      const int chunk = ((block + i * blocks) * kRows % half) / 32;
-      if (atomic_add_device(a.counter + chunk, 1) == kArrivals - 1) {
-        a.counter[chunk] = 0;
-        fence_acquire_device();
-        done = chunk;
-      }
-    }
-    s_done[thread_x()] = done;
-    sync_threads();
-    const int n = mine - base < kThreads ? mine - base : kThreads;
-    for (int j = wave_id(); j < n; j += kWaves)
-      if (s_done[j] >= 0) gated_q8_block<T, Op>(a, half, s_done[j] * 32);
-  }
-}
-
-// Every thread of every block of the launch calls it once, after its last store of y.
-template <typename T, typename Norm, int kThreads>
-FT_DEVICE void gemv_norm_after(const GemvArgs<T>& a) {
-  if constexpr (Norm::kNorm) {
-    __shared__ int s_last;
-    __shared__ float scratch[kThreads / FT_WAVE_SIZE];
-    if (!last_block_to_arrive(a.counter, grid_x(), &s_last)) return;
-    for (int row = 0; row < a.norm.rows; ++row) {
-      if (row > 0) sync_threads();  // block_sum's scratch is reused
-      Norm::template row<T, kThreads>(a.norm, row, scratch);
-    }
-  }
-}
 
 // ---- The x input ---------------------------------------------------------------
 // XPlain: x as given, rows of K elements. XGated<Op>: x = Op(gate) * up read
@@ -528,8 +415,7 @@ FT_DEVICE void gemv_store(const GemvArgs<T>& a, int row0, float (&acc)[kM][kRows
 // Rows past n and x rows past m are clamped to the last valid one (loads stay
 // in bounds, uniform control flow) and never stored.
 
-template <typename T, typename W, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain,
-          typename Norm = NoNorm>
+template <typename T, typename W, int kM, int kK, int kThreads, int kRows, typename XIn = XPlain>
 FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   constexpr int kPer = 16 / static_cast<int>(sizeof(W));  // weights per 16-byte load
   constexpr int kSpan = FT_WAVE_SIZE * kPer;              // K covered by one wave step
@@ -538,10 +424,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   static_assert(kK % kPer == 0, "K must be a whole number of 16-byte weight vectors");
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int row0 = block_x() * kRows;
-  if (row0 >= a.n) {  // uniform over the block
-    gemv_norm_after<T, Norm, kThreads>(a);
-    return;
-  }
+  if (row0 >= a.n) return;  // uniform over the block
   const W* w[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
@@ -581,7 +464,6 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
     }
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
-  gemv_norm_after<T, Norm, kThreads>(a);
 }
 
 // a.x is x quantized for the same m and K (quant_x.h's buffer). Block b of
@@ -593,17 +475,7 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 // groups, the next group's weights in flight while this one's dot products
 // and block sum run. Elsewhere the grid has one block per group
 // (gemv_steps_per_wave() in jit/catalog.h tells the launcher which).
-// What follows the quantized GEMV's last store in a block: AddNormAfter's
-// norm or GatedQ8After's quantized activation.
-template <typename T, typename After, int kThreads, int kRows>
-FT_DEVICE void gemv_quant_after(const GemvArgs<T>& a, int block, int blocks, int groups) {
-  if constexpr (After::kGatedQ8)
-    gemv_gated_q8_after<T, typename After::Act, kThreads, kRows>(a, block, blocks, groups);
-  else
-    gemv_norm_after<T, After, kThreads>(a);
-}
-
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename After = NoNorm>
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
 FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   static_assert(kK % Q::kElems == 0, "K must be a whole number of blocks");
   static_assert(FT_WAVE_SIZE % Q::kParts == 0, "a wave must hold whole blocks");
@@ -614,10 +486,7 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
   constexpr int kStepsPerWave = (kSteps + kWaves - 1) / kWaves;
   static_assert(kM * kRows <= kThreads, "one thread per output in the final sum");
   const int groups = (a.n + kRows - 1) / kRows;
-  if (block >= groups) {  // uniform over the block (it reads nothing)
-    gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
-    return;
-  }
+  if (block >= groups) return;  // uniform over the block (it reads nothing)
   const int part = lane_id() % Q::kParts;
   constexpr int kXBlocks = kK / 32;
   const ft_u8* xq[kM];
@@ -725,7 +594,6 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
       if (!more) break;
       g = next_g;
     }
-    gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
   } else {
     // One group per block. From Q::kPipelineSteps steps per wave on, the
     // next step's weights load during this one's dot products.
@@ -762,13 +630,12 @@ FT_DEVICE void gemv_quant_blocks(const GemvArgs<T>& a, int block, int blocks) {
       }
     }
     gemv_store<T, kM, kRows, kWaves>(a, g * kRows, acc);
-    gemv_quant_after<T, After, kThreads, kRows>(a, block, blocks, groups);
   }
 }
 
-template <typename T, typename Q, int kM, int kK, int kThreads, int kRows, typename After = NoNorm>
+template <typename T, typename Q, int kM, int kK, int kThreads, int kRows>
 FT_DEVICE void gemv_quant(const GemvArgs<T>& a) {
-  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows, After>(a, block_x(), grid_x());
+  gemv_quant_blocks<T, Q, kM, kK, kThreads, kRows>(a, block_x(), grid_x());
 }
 
 // Two quantized weights of different types side by side on one x (Q4_K_M's

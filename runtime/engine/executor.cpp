@@ -146,16 +146,6 @@ class ExecutorImpl final : public Executor {
                          opt_.max_blocks_per_seq * kv_.block_size, opt_.max_blocks_per_seq, 0};
     FT_ASSIGN_OR_RETURN(workspace_, alloc(attention_decode_workspace_bytes(worst, kv_)));
     FT_RETURN_IF_ERROR(b_.fill_bytes(workspace_, 0));  // decode attention's counters start at zero
-    FT_ASSIGN_OR_RETURN(norm_counter_, alloc(256));
-    FT_RETURN_IF_ERROR(b_.fill_bytes(norm_counter_, 0));  // AddRmsNormAfter's counter too
-    // SiLU(gate) * up quantized by the gate|up GEMV for the down GEMV (GatedQ8Out), at batch 1.
-    bool act_q8 = false;
-    for (const Layer& l : layers_) act_q8 = act_q8 || writes_act_q8(l, 1);
-    if (act_q8) {
-      FT_ASSIGN_OR_RETURN(act_q8_, alloc(matmul_q8_bytes(1, static_cast<int>(I))));
-      FT_ASSIGN_OR_RETURN(act_counters_, alloc((I / 32 + 64) * 4));
-      FT_RETURN_IF_ERROR(b_.fill_bytes(act_counters_, 0));
-    }
     if (b_.kind() != DeviceKind::kCpu) {
       // The dequantizing GEMM's scratch at its largest now, so it never moves
       // under a captured graph.
@@ -351,10 +341,6 @@ class ExecutorImpl final : public Executor {
     return q8_.ptr && T <= kMaxOverlapRows && matmul_reads_q8(ops_, parts, T) ? q8_ : DeviceBuffer{};
   }
   DeviceBuffer x_q8_for(const Projection& p, int T) const { return x_q8_for(p.parts, T); }
-  // Whether layer l's gate|up GEMV at T rows writes the activation quantized for its down GEMV.
-  bool writes_act_q8(const Layer& l, int T) const {
-    return matmul_writes_gated_q8(ops_, l.gate_up.parts, T) && matmul_reads_q8(ops_, std::span(&l.down, 1), T);
-  }
 
   // The transformer layers and the final norm over T staged tokens; h_ holds
   // the normed last hidden states.
@@ -369,16 +355,11 @@ class ExecutorImpl final : public Executor {
     FT_RETURN_IF_ERROR(b_.copy_on_device(residual_, x_, T * H * es));
     const RopeShape rope{T, static_cast<int>(c_.num_heads), static_cast<int>(c_.num_kv_heads),
                          static_cast<int>(c_.head_dim), c_.rope_style, mscale_, c_.rms_norm_eps};
-    // The residual add and norm after the o and down projections go with
-    // them (AddRmsNormAfter: the GEMV runs it at decode batch 1); the one
-    // after the last layer is the output norm.
-    auto norm_after = [&](DeviceBuffer weight, DeviceBuffer q8) {
-      return AddRmsNormAfter{norm, residual_, weight, h_, residual_, q8, norm_counter_};
-    };
-    FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, layers_[0].attn_norm, h_, x_q8_for(layers_[0].qkv, T)));
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
       const DeviceBuffer qkv_q8 = x_q8_for(l.qkv, T), gate_up_q8 = x_q8_for(l.gate_up, T);
+      if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
+      else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
       FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
       FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
                                                l.k_norm, q_, kv_, l.k_cache, l.v_cache));
@@ -390,27 +371,13 @@ class ExecutorImpl final : public Executor {
       else
         FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start, l.k_cache, l.v_cache, tables,
                                              context_lens, attn_));
-      const AddRmsNormAfter ffn_norm = norm_after(l.ffn_norm, gate_up_q8);
-      FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8, &ffn_norm));
-      const bool act_q8 = act_q8_.ptr && writes_act_q8(l, T);
-      const GatedQ8Out gated_q8{GatedAct::kSilu, act_q8_, act_counters_};
-      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8, act_q8 ? &gated_q8 : nullptr));
-      const bool last = i + 1 == layers_.size();
-      const AddRmsNormAfter next_norm = last ? norm_after(output_norm_, {})
-                                             : norm_after(layers_[i + 1].attn_norm, x_q8_for(layers_[i + 1].qkv, T));
-      // The hidden-state dump reads x_ and residual_ before the add.
-      const AddRmsNormAfter* down_norm = hidden_dump_ ? nullptr : &next_norm;
-      if (act_q8)
-        FT_RETURN_IF_ERROR(matmul(ops_, act_, l.down, act_out_, T, x_, {}, act_q8_, down_norm));
-      else
-        FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_, down_norm));
-      if (hidden_dump_) {
-        FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
-        const AddRmsNormAfter& n = next_norm;
-        FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, n.shape, x_, n.residual, n.weight, n.out, n.residual_out, n.q8));
-      }
+      FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8));
+      FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
+      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
+      FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
+      if (hidden_dump_) FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
     }
-    return Status();
+    return add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_);
   }
 
   // logits_[i] = LM head of h_ row rows[i] (rows 0..n-1 in order are read in
@@ -613,9 +580,8 @@ class ExecutorImpl final : public Executor {
   }
 
   // y[T, sum of parts' n] = x * [parts]^T (+ bias).
-  Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y, DeviceBuffer x_q8 = {},
-                 const GatedQ8Out* gated_q8 = nullptr) {
-    return matmul_stacked(ops_, act_, p.parts, x, T, y, p.bias, part_, x_q8, gated_q8);
+  Status project(const Projection& p, DeviceBuffer x, int T, DeviceBuffer y, DeviceBuffer x_q8 = {}) {
+    return matmul_stacked(ops_, act_, p.parts, x, T, y, p.bias, part_, x_q8);
   }
 
   // A 1-D tensor (norm weight, bias) in the activation dtype.
@@ -657,8 +623,7 @@ class ExecutorImpl final : public Executor {
   WeightView embed_, lm_head_;
   DeviceBuffer output_norm_, inv_freq_;
   std::vector<Layer> layers_;
-  DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, q8_, last_, logits_, norm_counter_;
-  DeviceBuffer act_q8_, act_counters_;  // GatedQ8Out's
+  DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, q8_, last_, logits_;
   DeviceBuffer step_in_, ids_out_, workspace_;
   StepLayout in_{};
   std::vector<int32_t> staging_;  // host copy of step_in_

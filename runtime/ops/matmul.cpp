@@ -54,23 +54,11 @@ Status check_gemv(DType act, const WeightView& w, DeviceBuffer x) {
 // both (gemv2_spec).
 Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
                    DeviceBuffer bias, std::optional<GatedAct> gate = std::nullopt,
-                   const WeightView* second = nullptr, const AddRmsNormAfter* norm = nullptr,
-                   const GatedQ8Out* gated_q8 = nullptr) {
+                   const WeightView* second = nullptr) {
   const TargetFacts& t = ctx.facts();
   const int bucket = gemv_m_bucket(m);
-  RmsNormKernelArgs norm_args{};
-  std::optional<GemvNormAfter> norm_spec;
-  if (norm) {
-    FT_ASSIGN_OR_RETURN(norm_args, rmsnorm_kernel_args(ctx, act, norm->shape, y, norm->weight, norm->out,
-                                                       &norm->residual, &norm->residual_out, norm->q8));
-    norm_spec = GemvNormAfter{norm->shape.hidden, norm->q8.ptr != 0};
-  }
-  if (gated_q8 && (w.n % 64 != 0 || gated_q8->q8.bytes < gemv_quantized_x_bytes(m, w.n / 2) ||
-                   gated_q8->counters.bytes < static_cast<size_t>(w.n / 64) * 4))
-    return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no quantized gated output for {} gate|up rows", w.n);
-  const KernelSpec spec = second ? gemv2_spec(t, act, w.type, second->type, w.k, bucket)
-                                 : gemv_spec(t, act, w.type, w.k, bucket, gate, norm_spec,
-                                             gated_q8 ? std::optional(gated_q8->gate) : std::nullopt);
+  const KernelSpec spec =
+      second ? gemv2_spec(t, act, w.type, second->type, w.k, bucket) : gemv_spec(t, act, w.type, w.k, bucket, gate);
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   const int rows_per_block = gemv_rows_per_block(t, bucket);
   const int groups = (w.n + rows_per_block - 1) / rows_per_block;
@@ -102,12 +90,9 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
     uint64_t w2;
     long long wblocks2;
     int n2, split;
-    RmsNormKernelArgs norm;
-    uint64_t counter, act_q8;
   } args{x.ptr, w.data.ptr, y.ptr, bias.ptr, w.n, m, ldy, static_cast<long long>(weight_blocks(w)),
          second ? second->data.ptr : 0, second ? static_cast<long long>(weight_blocks(*second)) : 0,
-         second ? second->n : 0, grid, norm_args,
-         norm ? norm->counter.ptr : gated_q8 ? gated_q8->counters.ptr : 0, gated_q8 ? gated_q8->q8.ptr : 0};
+         second ? second->n : 0, grid};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(grid + grid2);
   dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
@@ -117,8 +102,7 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
 // The GEMV path for weights side by side on one x: x quantized once (unless
 // the caller passes it quantized) for all quantized parts.
 Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m, DeviceBuffer y,
-                  DeviceBuffer bias, DeviceBuffer x_q8, std::optional<GatedAct> gate = std::nullopt,
-                  const AddRmsNormAfter* norm = nullptr, const GatedQ8Out* gated_q8 = nullptr) {
+                  DeviceBuffer bias, DeviceBuffer x_q8, std::optional<GatedAct> gate = std::nullopt) {
   int total = 0;
   bool any_quantized = false;
   for (const WeightView& w : parts) {
@@ -139,34 +123,10 @@ Status gemv_parts(OpContext& ctx, DType act, std::span<const WeightView> parts, 
     const bool q = gemv_quantized(w.type);
     DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};
     FT_RETURN_IF_ERROR(launch_gemv(ctx, act, w, q ? x_q8 : x, m, slice(y, col * es, y.bytes - col * es), total, b,
-                                   q ? std::nullopt : gate, nullptr, norm, gated_q8));
+                                   q ? std::nullopt : gate));
     col += w.n;
   }
   return Status();
-}
-
-// Whether the batch-1 GEMV of w may run work after its own (the norm of
-// AddRmsNormAfter, the quantized activation of GatedQ8Out): for K-quant
-// weights. That work needs about 60-80 registers on sm_90 (a norm holds its
-// row's x and weight across the block sum); the K-quant GEMV loops need more
-// (94-121), so their count stays, while the dense and Q8_0 loops need 50-64
-// and would lose warps (36 -> 24-32 per SM).
-bool gemv_takes_after(const OpContext& ctx, GgmlType type, int m) {
-  const bool k_quant = type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
-  return k_quant && m == 1 && !ctx.on_cpu();
-}
-
-// Whether the GEMV of w at m rows runs the add_rmsnorm after it: one weight
-// whose n is the norm's width.
-bool gemv_runs_norm(const OpContext& ctx, const WeightView& w, int m, const AddRmsNormAfter* norm) {
-  return norm && gemv_takes_after(ctx, w.type, m) && norm->counter.bytes >= 4 && norm->shape.rows == m &&
-         norm->shape.hidden == w.n;
-}
-
-// The norm after the matmul, as its own launch.
-Status norm_after(OpContext& ctx, DType act, DeviceBuffer y, const AddRmsNormAfter* norm) {
-  if (!norm) return Status();
-  return add_rmsnorm(ctx, act, norm->shape, y, norm->residual, norm->weight, norm->out, norm->residual_out, norm->q8);
 }
 
 }  // namespace
@@ -243,31 +203,21 @@ bool matmul_reads_q8(const OpContext& ctx, std::span<const WeightView> parts, in
 
 size_t matmul_q8_bytes(int m, int k) { return gemv_quantized_x_bytes(m, k); }
 
-bool matmul_writes_gated_q8(const OpContext& ctx, std::span<const WeightView> parts, int m) {
-  return parts.size() == 1 && gemv_takes_after(ctx, parts[0].type, m) && parts[0].n % 64 == 0;
-}
-
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-              DeviceBuffer bias, DeviceBuffer x_q8, const AddRmsNormAfter* norm) {
+              DeviceBuffer bias, DeviceBuffer x_q8) {
   FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
   FT_RETURN_IF_ERROR(check_buffers(act, m, w.k, w.n, x, y, bias));
   if (ctx.on_cpu()) {
     FT_RETURN_IF_ERROR(check_cpu_dtype("matmul", act));
-    FT_RETURN_IF_ERROR(matmul_reference(w.type, host_ptr<const uint8_t>(w.data), w.n, w.k, host_ptr<const float>(x),
-                                        m, host_ptr<float>(y), bias.ptr ? host_ptr<const float>(bias) : nullptr));
-  } else if (m > kMaxGemvRows) {
-    FT_RETURN_IF_ERROR(gemm(ctx, act, w, x, m, y, bias));
-  } else {
-    const bool fused = gemv_runs_norm(ctx, w, m, norm);
-    FT_RETURN_IF_ERROR(gemv_parts(ctx, act, {&w, 1}, x, m, y, bias, x_q8, std::nullopt, fused ? norm : nullptr));
-    if (fused) return Status();
+    return matmul_reference(w.type, host_ptr<const uint8_t>(w.data), w.n, w.k, host_ptr<const float>(x), m,
+                            host_ptr<float>(y), bias.ptr ? host_ptr<const float>(bias) : nullptr);
   }
-  return norm_after(ctx, act, y, norm);
+  if (m > kMaxGemvRows) return gemm(ctx, act, w, x, m, y, bias);
+  return gemv_parts(ctx, act, {&w, 1}, x, m, y, bias, x_q8);
 }
 
 Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
-                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8,
-                      const GatedQ8Out* gated_q8) {
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8) {
   if (parts.empty()) return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no weights");
   int total = 0, widest = 0;
   for (const WeightView& w : parts) {
@@ -278,11 +228,6 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
     widest = std::max(widest, w.n);
   }
   FT_RETURN_IF_ERROR(check_buffers(act, m, parts[0].k, total, x, y, bias));
-  if (gated_q8) {
-    if (!matmul_writes_gated_q8(ctx, parts, m))
-      return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: no quantized gated output on this path");
-    return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8, std::nullopt, nullptr, gated_q8);
-  }
   if (parts.size() == 1) return matmul(ctx, act, parts[0], x, m, y, bias, x_q8);
   if (!ctx.on_cpu() && m <= kMaxGemvRows) return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8);
   const size_t es = dtype_size(act);
@@ -300,19 +245,17 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
 }
 
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
-                    DeviceBuffer y, DeviceBuffer tmp, const AddRmsNormAfter* norm) {
+                    DeviceBuffer y, DeviceBuffer tmp) {
   FT_RETURN_IF_ERROR(check_weight(ctx, "matmul", w));
   const size_t es = dtype_size(act);
   if (!ctx.on_cpu() && m > 0 && m <= kMaxGemvRows && gemv_supports(w.type)) {
     if (gate_up.bytes < 2 * static_cast<size_t>(m) * w.k * es || y.bytes < static_cast<size_t>(m) * w.n * es)
       return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: buffers too small for [{}, 2 x {}] x [{}, {}]^T", m, w.k,
                       w.n, w.k);
-    const bool fused = gemv_runs_norm(ctx, w, m, norm);
-    FT_RETURN_IF_ERROR(gemv_parts(ctx, act, {&w, 1}, gate_up, m, y, {}, {}, gate, fused ? norm : nullptr));
-    return fused ? Status() : norm_after(ctx, act, y, norm);
+    return gemv_parts(ctx, act, {&w, 1}, gate_up, m, y, {}, {}, gate);
   }
   FT_RETURN_IF_ERROR(gated_act(ctx, act, gate, m, w.k, gate_up, tmp));
-  return matmul(ctx, act, w, tmp, m, y, {}, {}, norm);
+  return matmul(ctx, act, w, tmp, m, y);
 }
 
 }  // namespace ft

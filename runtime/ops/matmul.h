@@ -17,31 +17,16 @@
 #include "runtime/base/dtype.h"
 #include "runtime/model/ggml_types.h"
 #include "runtime/ops/activation.h"
-#include "runtime/ops/norm.h"
 #include "runtime/ops/op_context.h"
 #include "runtime/ops/weight_layout.h"
 
 namespace ft {
 
-// The add_rmsnorm() that follows a matmul on its output y (shape.rows = m,
-// shape.hidden = n): residual_out = y + residual, out = the norm of that (and
-// q8 its quantized form, optional). At decode batch 1 on a GPU the GEMV's
-// last block runs it, in the same launch; otherwise add_rmsnorm() runs after
-// the matmul. counter: 4 bytes zeroed once (the fused form counts the GEMV's
-// blocks there and leaves it zero; launches on one stream may share it).
-struct AddRmsNormAfter {
-  RmsNormShape shape;
-  DeviceBuffer residual, weight, out, residual_out, q8;
-  DeviceBuffer counter;
-};
-
 // x_q8, when given, is x already quantized for the quantized GEMV by the
 // kernel that produced x (rmsnorm's q8 output, matmul_q8_bytes(m, k) bytes);
 // otherwise a quantized GEMV quantizes x itself first. Other paths ignore it.
-// With `norm`, the add_rmsnorm above follows (its residual and outputs must not
-// alias y).
 Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-              DeviceBuffer bias = {}, DeviceBuffer x_q8 = {}, const AddRmsNormAfter* norm = nullptr);
+              DeviceBuffer bias = {}, DeviceBuffer x_q8 = {});
 
 // y[m, n0 + n1 + ...] = x * [W0; W1; ...]^T (+ bias of n0 + n1 + ...):
 // weights of one k applied to one x, their outputs side by side, for parts
@@ -49,21 +34,8 @@ Status matmul(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
 // path quantizes x once for every quantized part and each part writes its own
 // columns of y; the other paths run each part into tmp ([m, widest n] of
 // act) and copy its columns.
-//
-// With gated_q8 (where matmul_writes_gated_q8 says so): y is a gate|up
-// output [m, 2i] and the GEMV also writes gate(y[:, :i]) * y[:, i:]
-// quantized, as quantize_x would, for a quantized down projection (its x_q8):
-// the gated activation's own launch comes off the decode step.
-struct GatedQ8Out {
-  GatedAct gate;
-  DeviceBuffer q8;        // matmul_q8_bytes(m, i)
-  DeviceBuffer counters;  // i / 32 ints zeroed once (left zero)
-};
 Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> parts, DeviceBuffer x, int m,
-                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {},
-                      const GatedQ8Out* gated_q8 = nullptr);
-// Decode batch 1 on a GPU, gate|up stacked in one K-quant weight.
-bool matmul_writes_gated_q8(const OpContext& ctx, std::span<const WeightView> parts, int m);
+                      DeviceBuffer y, DeviceBuffer bias, DeviceBuffer tmp, DeviceBuffer x_q8 = {});
 
 // Whether matmul / matmul_stacked on these weights at m rows reads a
 // quantized x (the GPU GEMV path with a quantized part): then a producer of
@@ -81,7 +53,7 @@ Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x
 // the same result as the two ops (the product is rounded to `act` first);
 // otherwise gated_act() writes it to `tmp` ([m, k] of act) and matmul() follows.
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
-                    DeviceBuffer y, DeviceBuffer tmp, const AddRmsNormAfter* norm = nullptr);
+                    DeviceBuffer y, DeviceBuffer tmp);
 
 // The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
 // f32 and dotted with x in f32 (double accumulation). Multithreaded.

@@ -7,31 +7,6 @@
 
 namespace ft {
 
-Result<RmsNormKernelArgs> rmsnorm_kernel_args(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x,
-                                              DeviceBuffer weight, DeviceBuffer out, const DeviceBuffer* residual,
-                                              const DeviceBuffer* residual_out, DeviceBuffer q8) {
-  const int per_vec = ctx.facts().tiles.norm.load_bytes / dtype_size(dtype);
-  if (s.rows <= 0 || s.hidden <= 0 || s.hidden % per_vec != 0)
-    return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: hidden {} must be a positive multiple of {} ({} rows)",
-                    s.hidden, per_vec, s.rows);
-  if ((residual == nullptr) != (residual_out == nullptr))
-    return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: residual and residual_out go together");
-  const size_t bytes = static_cast<size_t>(s.hidden) * dtype_size(dtype) * s.rows;
-  bool too_small = x.bytes < bytes || out.bytes < bytes || weight.bytes < bytes / s.rows;
-  if (residual) too_small = too_small || residual->bytes < bytes || residual_out->bytes < bytes;
-  if (q8.ptr) {
-    too_small = too_small || q8.bytes < gemv_quantized_x_bytes(s.rows, s.hidden);
-    if (s.hidden % 32 != 0 || per_vec % 4 != 0)
-      return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: no quantized output for hidden {} in {}", s.hidden,
-                      dtype_name(dtype));
-  }
-  if (too_small)
-    return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: buffers too small for [{}, {}] {}", s.rows, s.hidden,
-                    dtype_name(dtype));
-  return RmsNormKernelArgs{x.ptr, weight.ptr, out.ptr, residual ? residual->ptr : 0,
-                           residual_out ? residual_out->ptr : 0, s.eps, s.rows, q8.ptr};
-}
-
 namespace {
 
 Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, DeviceBuffer x, DeviceBuffer weight,
@@ -48,10 +23,32 @@ Status launch_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& s, Device
                       residual_out ? host_ptr<float>(*residual_out) : nullptr);
     return Status();
   }
-  FT_ASSIGN_OR_RETURN(const RmsNormKernelArgs args,
-                      rmsnorm_kernel_args(ctx, dtype, s, x, weight, out, residual, residual_out, q8));
+  const int per_vec = ctx.facts().tiles.norm.load_bytes / dtype_size(dtype);
+  if (s.rows <= 0 || s.hidden <= 0 || s.hidden % per_vec != 0)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: hidden {} must be a positive multiple of {} ({} rows)",
+                    s.hidden, per_vec, s.rows);
+  const size_t bytes = static_cast<size_t>(s.hidden) * dtype_size(dtype) * s.rows;
+  bool too_small = x.bytes < bytes || out.bytes < bytes || weight.bytes < bytes / s.rows;
+  if (residual) too_small = too_small || residual->bytes < bytes || residual_out->bytes < bytes;
+  if (q8.ptr) {
+    too_small = too_small || q8.bytes < gemv_quantized_x_bytes(s.rows, s.hidden);
+    if (s.hidden % 32 != 0 || per_vec % 4 != 0)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: no quantized output for hidden {} in {}", s.hidden,
+                      dtype_name(dtype));
+  }
+  if (too_small)
+    return FT_ERROR(ErrorCode::kInvalidArgument, "rmsnorm: buffers too small for [{}, {}] {}", s.rows, s.hidden,
+                    dtype_name(dtype));
   const KernelSpec spec = rmsnorm_spec(ctx.facts(), dtype, s.hidden, residual != nullptr, q8.ptr != 0);
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
+  // Mirrors kernel_src/rmsnorm.hip's RmsNormArgs<T>.
+  struct {
+    uint64_t x, weight, out, residual, residual_out;
+    float eps;
+    int rows;
+    uint64_t q8;
+  } args{x.ptr, weight.ptr, out.ptr, residual ? residual->ptr : 0, residual_out ? residual_out->ptr : 0, s.eps,
+         s.rows, q8.ptr};
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(s.rows);
   dims.block[0] = static_cast<unsigned>(spec.block_threads);

@@ -24,19 +24,6 @@ Status rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& shape, DeviceBuf
 Status add_rmsnorm(OpContext& ctx, DType dtype, const RmsNormShape& shape, DeviceBuffer x, DeviceBuffer residual,
                    DeviceBuffer weight, DeviceBuffer out, DeviceBuffer residual_out, DeviceBuffer q8 = {});
 
-// kernel_src/norm_ops.h's RmsNormArgs<T>, as launchers pass it.
-struct RmsNormKernelArgs {
-  uint64_t x, weight, out, residual, residual_out;
-  float eps;
-  int rows;
-  uint64_t q8;
-};
-// Checks the shape and buffers for the GPU kernel (residual and residual_out
-// both or neither) and returns its arguments.
-Result<RmsNormKernelArgs> rmsnorm_kernel_args(OpContext& ctx, DType dtype, const RmsNormShape& shape, DeviceBuffer x,
-                                              DeviceBuffer weight, DeviceBuffer out, const DeviceBuffer* residual,
-                                              const DeviceBuffer* residual_out, DeviceBuffer q8);
-
 // The reference in f32 (accumulating in double). With `residual` non-null,
 // normalizes x + residual and stores that sum in residual_out.
 void rmsnorm_reference(const RmsNormShape& shape, const float* x, const float* weight, float* out,

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <tuple>
 
 #include "runtime/model/quantize.h"
 #include "runtime/ops/activation.h"
@@ -76,165 +75,6 @@ Result<double> check_one(OpContext& ctx, const MatmulCase& c, std::mt19937& rng)
   for (auto buf : {dw, dx, dbias, dy}) b.free(buf);
   FT_RETURN_IF_ERROR(got.status());
   return rel_l2(*got, ref);
-}
-
-// matmul (gated: matmul_gated) with the add_rmsnorm after it
-// (AddRmsNormAfter), as the executor runs the o and down projections: at
-// m = 1 the GEMV's last block runs the norm in the same launch (its block
-// sum has another thread count than the norm kernel's, so out may differ in
-// the last bit). On three launches in a row (the block counter must come
-// back to zero): residual_out must equal the two GPU ops' byte for byte, the
-// q8 out must be quantize_x of out, and out is held to the CPU reference of
-// the two ops (the error reported, the worst launch's).
-Result<double> check_norm_after(OpContext& ctx, GgmlType type, int m, int n, int k, bool gated, bool q8,
-                                std::mt19937& rng) {
-  const DType act = DType::kBF16;
-  FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(type, n, k, rng));
-  auto x = random_values(static_cast<size_t>(m) * k * (gated ? 2 : 1), act, rng);
-  auto res = random_values(static_cast<size_t>(m) * n, act, rng, 2.0f);
-  auto nw = random_values(n, act, rng);
-  std::vector<float> x_ref = x;
-  if (gated) {
-    x_ref.resize(static_cast<size_t>(m) * k);
-    gated_act_reference(GatedAct::kSilu, m, k, x.data(), x_ref.data());
-    x_ref = decode(encode(x_ref, act), act);
-  }
-  const RmsNormShape shape{m, n, 1e-6f};
-  std::vector<float> y_ref(static_cast<size_t>(m) * n), ref(y_ref.size()), ref_res(y_ref.size());
-  FT_RETURN_IF_ERROR(matmul_reference(type, wbytes.data(), n, k, x_ref.data(), m, y_ref.data()));
-  y_ref = decode(encode(y_ref, act), act);  // the GEMV stores y in act before the norm reads it
-  rmsnorm_reference(shape, y_ref.data(), nw.data(), ref.data(), res.data(), ref_res.data());
-
-  Backend& b = ctx.backend();
-  const size_t out_bytes = y_ref.size() * dtype_size(act), q8_bytes = q8 ? matmul_q8_bytes(m, n) : 0;
-  std::vector<DeviceBuffer> bufs;
-  auto alloc = [&](size_t bytes) -> Result<DeviceBuffer> {
-    FT_ASSIGN_OR_RETURN(DeviceBuffer d, b.alloc(std::max<size_t>(bytes, 256)));
-    bufs.push_back(d);
-    return d;
-  };
-  auto run = [&]() -> Result<double> {
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dw, alloc(wbytes.size()));
-    FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, type, wbytes, dw));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(b, x, act));
-    bufs.push_back(dx);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dres, upload(b, res, act));
-    bufs.push_back(dres);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dnw, upload(b, nw, act));
-    bufs.push_back(dnw);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dy, alloc(out_bytes));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer tmp, alloc(static_cast<size_t>(m) * k * dtype_size(act)));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer counter, alloc(4));
-    FT_RETURN_IF_ERROR(b.fill_bytes(counter, 0));
-    const WeightView w{type, n, k, dw, layout};
-    // outs[0..2]: out, residual_out, q8; the separate ops first, then the fused launches.
-    auto outputs = [&]() -> Result<std::vector<DeviceBuffer>> {
-      std::vector<DeviceBuffer> o;
-      for (size_t bytes : {out_bytes, out_bytes, q8_bytes}) {
-        FT_ASSIGN_OR_RETURN(DeviceBuffer d, alloc(bytes));
-        FT_RETURN_IF_ERROR(b.fill_bytes(d, 0xFF));
-        o.push_back(d);
-      }
-      return o;
-    };
-    auto bytes_of = [&](const std::vector<DeviceBuffer>& o) -> Result<std::vector<uint8_t>> {
-      std::vector<uint8_t> all(2 * out_bytes + q8_bytes);
-      FT_RETURN_IF_ERROR(b.synchronize());
-      FT_RETURN_IF_ERROR(b.copy_to_host(all.data(), o[0], out_bytes));
-      FT_RETURN_IF_ERROR(b.copy_to_host(all.data() + out_bytes, o[1], out_bytes));
-      if (q8) FT_RETURN_IF_ERROR(b.copy_to_host(all.data() + 2 * out_bytes, o[2], q8_bytes));
-      return all;
-    };
-    auto mm = [&](const AddRmsNormAfter* after) {
-      return gated ? matmul_gated(ctx, act, GatedAct::kSilu, w, dx, m, dy, tmp, after)
-                   : matmul(ctx, act, w, dx, m, dy, {}, {}, after);
-    };
-    FT_ASSIGN_OR_RETURN(auto sep, outputs());
-    FT_RETURN_IF_ERROR(mm(nullptr));
-    FT_RETURN_IF_ERROR(add_rmsnorm(ctx, act, shape, dy, dres, dnw, sep[0], sep[1], q8 ? sep[2] : DeviceBuffer{}));
-    FT_ASSIGN_OR_RETURN(auto want, bytes_of(sep));
-    double worst = 0;
-    for (int launch = 0; launch < 3; ++launch) {
-      FT_ASSIGN_OR_RETURN(auto fused, outputs());
-      FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
-      const AddRmsNormAfter after{shape, dres, dnw, fused[0], fused[1], q8 ? fused[2] : DeviceBuffer{}, counter};
-      FT_RETURN_IF_ERROR(mm(&after));
-      FT_ASSIGN_OR_RETURN(auto got, bytes_of(fused));
-      if (!std::equal(got.begin() + out_bytes, got.begin() + 2 * out_bytes, want.begin() + out_bytes))
-        return FT_ERROR(ErrorCode::kInternal, "launch {}: residual_out differs from the two ops'", launch);
-      if (q8) {  // what quantize_x makes of the fused out, bit for bit
-        FT_ASSIGN_OR_RETURN(DeviceBuffer requant, quantize_x(ctx, act, n, fused[0], m, std::nullopt));
-        std::vector<uint8_t> q(q8_bytes);
-        FT_RETURN_IF_ERROR(b.synchronize());
-        FT_RETURN_IF_ERROR(b.copy_to_host(q.data(), requant, q8_bytes));
-        if (!std::equal(q.begin(), q.end(), got.begin() + 2 * out_bytes))
-          return FT_ERROR(ErrorCode::kInternal, "launch {}: the q8 out is not quantize_x of out", launch);
-      }
-      FT_ASSIGN_OR_RETURN(auto got_out, download(b, fused[0], act));
-      worst = std::max(worst, rel_l2(got_out, ref));
-    }
-    FT_ASSIGN_OR_RETURN(auto got_res, download(b, sep[1], act));
-    return std::max(worst, rel_l2(got_res, ref_res));
-  };
-  Result<double> r = run();
-  for (DeviceBuffer d : bufs) b.free(d);
-  return r;
-}
-
-// A gate|up projection writing SiLU(gate) * up quantized (GatedQ8Out) for
-// the down GEMV: on three launches in a row (the counters must come back to
-// zero), the q8 output must equal quantize_x of the gated y byte for byte;
-// y itself is held to the CPU reference (the error reported).
-Result<double> check_gated_q8(OpContext& ctx, GgmlType type, int inter, int k, std::mt19937& rng) {
-  const DType act = DType::kBF16;
-  const int m = 1, n = 2 * inter;
-  FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(type, n, k, rng));
-  auto x = random_values(static_cast<size_t>(k), act, rng);
-  std::vector<float> ref(n);
-  FT_RETURN_IF_ERROR(matmul_reference(type, wbytes.data(), n, k, x.data(), m, ref.data()));
-  Backend& b = ctx.backend();
-  std::vector<DeviceBuffer> bufs;
-  auto run = [&]() -> Result<double> {
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dw, b.alloc(wbytes.size()));
-    bufs.push_back(dw);
-    FT_ASSIGN_OR_RETURN(WeightLayout layout, upload_weight(b, type, wbytes, dw));
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dx, upload(b, x, act));
-    bufs.push_back(dx);
-    const size_t q8_bytes = matmul_q8_bytes(m, inter);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dy, b.alloc(static_cast<size_t>(n) * dtype_size(act)));
-    bufs.push_back(dy);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer dq8, b.alloc(q8_bytes));
-    bufs.push_back(dq8);
-    FT_ASSIGN_OR_RETURN(DeviceBuffer counters, b.alloc(static_cast<size_t>(inter / 32) * 4));
-    bufs.push_back(counters);
-    FT_RETURN_IF_ERROR(b.fill_bytes(counters, 0));
-    const WeightView w{type, n, k, dw, layout};
-    if (!matmul_writes_gated_q8(ctx, {&w, 1}, m))
-      return FT_ERROR(ErrorCode::kInternal, "matmul_writes_gated_q8 is false for {} at m = 1", ggml_type_name(type));
-    const GatedQ8Out out{GatedAct::kSilu, dq8, counters};
-    double worst = 0;
-    for (int launch = 0; launch < 3; ++launch) {
-      FT_RETURN_IF_ERROR(b.fill_bytes(dy, 0xFF));
-      FT_RETURN_IF_ERROR(b.fill_bytes(dq8, 0xFF));
-      FT_RETURN_IF_ERROR(matmul_stacked(ctx, act, {&w, 1}, dx, m, dy, {}, {}, {}, &out));
-      std::vector<uint8_t> got(q8_bytes), want(q8_bytes);
-      FT_RETURN_IF_ERROR(b.synchronize());
-      FT_RETURN_IF_ERROR(b.copy_to_host(got.data(), dq8, q8_bytes));
-      FT_ASSIGN_OR_RETURN(DeviceBuffer requant, quantize_x(ctx, act, inter, dy, m, GatedAct::kSilu));
-      FT_RETURN_IF_ERROR(b.synchronize());
-      FT_RETURN_IF_ERROR(b.copy_to_host(want.data(), requant, q8_bytes));
-      const auto diff = std::mismatch(got.begin(), got.end(), want.begin());
-      if (diff.first != got.end())
-        return FT_ERROR(ErrorCode::kInternal, "launch {}: byte {} of the q8 activation differs from quantize_x's",
-                        launch, diff.first - got.begin());
-      FT_ASSIGN_OR_RETURN(auto y, download(b, dy, act));
-      worst = std::max(worst, rel_l2(y, ref));
-    }
-    return worst;
-  };
-  Result<double> r = run();
-  for (DeviceBuffer d : bufs) b.free(d);
-  return r;
 }
 
 // matmul_stacked: weights of different types side by side on one x, each
@@ -379,30 +219,6 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
         out.push_back(make_case(fmt::format("matmul_stacked{} {}", norm_q8 ? " norm_q8" : "", types), DType::kBF16,
                                 fmt::format("{}x{}", m, k), check_stacked(ctx, parts, m, k, m % 2 == 1, norm_q8, rng)));
       }
-  // The norm after the matmul: the o projection (persistent Q4_K at K =
-  // 4096), the down projection (gated; both K-quants of Q4_K_M), a small
-  // width, and the cases that run the two ops (Q8_0 and dense weights, m = 2).
-  struct NormAfterCase {
-    GgmlType type;
-    int m, n, k;
-    bool gated, q8;
-  };
-  const NormAfterCase kNormAfter[] = {
-      {GgmlType::kQ4_K, 1, 4096, 4096, false, true},   {GgmlType::kQ8_0, 1, 4096, 4096, false, true},
-      {GgmlType::kBF16, 1, 4096, 4096, false, false},  {GgmlType::kQ6_K, 1, 4096, 12288, true, true},
-      {GgmlType::kQ4_K, 1, 4096, 12288, true, false},  {GgmlType::kBF16, 1, 4096, 12288, true, false},
-      {GgmlType::kQ4_K, 1, 1024, 3072, true, true},    {GgmlType::kQ4_K, 2, 4096, 4096, false, true},
-  };
-  for (auto [t, inter, k] : {std::tuple{GgmlType::kQ4_K, 12288, 4096}, std::tuple{GgmlType::kQ6_K, 3072, 1024},
-                              std::tuple{GgmlType::kQ4_K, 96, 4096}})
-    out.push_back(make_case(fmt::format("matmul gate|up {} silu q8 out", ggml_type_name(t)), DType::kBF16,
-                            fmt::format("1x{}x{}", 2 * inter, k), check_gated_q8(ctx, t, inter, k, rng)));
-  for (const auto& c : kNormAfter)
-    out.push_back(make_case(fmt::format("matmul{} {} + add_rmsnorm{}", c.gated ? "_gated" : "", ggml_type_name(c.type),
-                                        c.q8 ? " q8" : ""),
-                            DType::kBF16, fmt::format("{}x{}x{}", c.m, c.n, c.k),
-                            check_norm_after(ctx, c.type, c.m, c.n, c.k, c.gated, c.q8, rng),
-                            is_dense(c.type) ? 0 : 2e-2));
   for (const auto& c : cases) {
     // Quantized weights go through the int8 x quantization of the dot path
     // (4e-3 to 6e-3 relative L2 over many outputs), so f32 activations are held
