@@ -92,6 +92,37 @@ sys.exit(1)
 PY
 }
 
+# A tiny synthetic Q4_K_M model on the GPU against the CPU, three sequences
+# (the batch-4 decode graph) and one (the batch-1 graph).
+tiny_q4_check() {
+  step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
+  "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
+    --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
+    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
+  for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
+}
+
+# Q4_K_M decode at batch 1, ROUNDS times: this build, e2e_bench_base when
+# pack.sh packed one, and this build on every .devbuild/ksrc_NAME folder of
+# kernel sources (kernel-only variants), alternated.
+decode_ab() {
+  local round ksrc name
+  step "e2e_bench q4_k_m decode b1: this build and the others, alternated"
+  for round in $(seq "$1"); do
+    "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/this build: /' || status=1
+    if [ -x "$bin/e2e_bench_base" ]; then
+      "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/base build: /' \
+        || status=1
+    fi
+    for ksrc in "$pack"/ksrc_*; do
+      [ -d "$ksrc" ] || continue
+      name="$(basename "$ksrc")"
+      FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" \
+        --only-b1 2>/dev/null | tail -1 | sed "s/^/$name: /" || status=1
+    done
+  done
+}
+
 if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
   if [ "$phase" = bf16 ]; then
@@ -204,23 +235,9 @@ if [ "$phase" = ab ]; then
   # families last (minutes: it compiles hundreds of kernels).
   export FT_CACHE_DIR="$work/cache"
   model_then_convert
-  step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
-  "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
-    --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
-    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
-  for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
+  tiny_q4_check
   wait $convert || { cat "$work/convert.log"; status=1; }
-  step "e2e_bench q4_k_m: this build and the base, alternated"
-  for round in $(seq "${AB_ROUNDS:-3}"); do
-    "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/this build: /' || status=1
-    "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/base build: /' || status=1
-    for ksrc in "$pack"/ksrc_*; do  # this build on other kernel sources (kernel-only variants)
-      [ -d "$ksrc" ] || continue
-      name="$(basename "$ksrc")"
-      FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" \
-        --only-b1 2>/dev/null | tail -1 | sed "s/^/$name: /" || status=1
-    done
-  done
+  decode_ab "${AB_ROUNDS:-3}"
   step "op_check ${AB_OP_CHECK:-matmul attention}"
   "$bin/op_check" ${AB_OP_CHECK:-matmul attention} > "$out/op_check.txt" 2>&1 || status=1
   grep -E "FAIL|passed" "$out/op_check.txt"
@@ -231,29 +248,11 @@ if [ "$phase" = quant ]; then
   step "op_check: the quantized paths and attention"
   "$bin/op_check" matmul gemm embedding norm_act attention > "$out/op_check.txt" 2>&1 || status=1
   grep -E "FAIL|passed" "$out/op_check.txt"
-  step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
-  "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
-    --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
-    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
-  "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 | tail -4 || status=1
-  echo "one sequence (the batch-1 decode graph):"
-  "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 1 | tail -4 || status=1
+  tiny_q4_check
   step "gemv_bench (quantized, m = 1)"
   "$bin/gemv_bench" q4_K q6_K q8_0 | tee "$out/gemv_bench.txt" | grep -v "m=8" || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
-  step "e2e_bench q4_k_m"
-  for round in 1 2 3; do
-    "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/this build: /' || status=1
-    if [ -x "$bin/e2e_bench_base" ]; then
-      "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 | sed 's/^/base build: /' || status=1
-    fi
-    for ksrc in "$pack"/ksrc_*; do  # this build on other kernel sources (kernel-only variants)
-      [ -d "$ksrc" ] || continue
-      name="$(basename "$ksrc")"
-      FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" \
-        --only-b1 | tail -1 | sed "s/^/$name: /" || status=1
-    done
-  done
+  decode_ab 3
   step "where a Q4_K_M batch-1 decode step's time goes (ncu), last 8 steps"
   ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
   timeout 150 "$ncu" --metrics gpu__time_duration.sum --csv "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 \
