@@ -102,6 +102,14 @@ tiny_q4_check() {
   for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
 }
 
+# One Q4_K_M batch-1 decode figure: LABEL, then the e2e_bench command (with
+# env for a variant); its log's tail where it fails.
+decode_b1() {
+  local label="$1"; shift
+  "$@" --model "$work/q4_k_m.gguf" --only-b1 2> "$work/decode_b1.err" | tail -1 | sed "s/^/$label: /" \
+    || { status=1; tail -3 "$work/decode_b1.err"; }
+}
+
 # Q4_K_M decode at batch 1, ROUNDS times: this build, e2e_bench_base when
 # pack.sh packed one, and this build on every .devbuild/ksrc_NAME folder of
 # kernel sources (kernel-only variants), alternated.
@@ -109,16 +117,12 @@ decode_ab() {
   local round ksrc name
   step "e2e_bench q4_k_m decode b1: this build and the others, alternated"
   for round in $(seq "$1"); do
-    "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/this build: /' || status=1
-    if [ -x "$bin/e2e_bench_base" ]; then
-      "$bin/e2e_bench_base" --model "$work/q4_k_m.gguf" --only-b1 2>/dev/null | tail -1 | sed 's/^/base build: /' \
-        || status=1
-    fi
+    decode_b1 "this build" "$bin/e2e_bench"
+    [ -x "$bin/e2e_bench_base" ] && decode_b1 "base build" "$bin/e2e_bench_base"
     for ksrc in "$pack"/ksrc_*; do
       [ -d "$ksrc" ] || continue
       name="$(basename "$ksrc")"
-      FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" \
-        --only-b1 2>/dev/null | tail -1 | sed "s/^/$name: /" || status=1
+      decode_b1 "$name" env FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench"
     done
   done
 }
