@@ -22,10 +22,11 @@
 #         (b1, b32, prefill 2048); then Q4_K_M decode
 #         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
 #         bench/RESULTS.md) and no profiler.
-#   ab:   the short quant: the tiny Q4_K_M model at batch 4 and 1, Q4_K_M
-#         decode at batch 1 against e2e_bench_base (and the .devbuild/ksrc_NAME
-#         variants), AB_ROUNDS rounds (default 3), then op_check AB_OP_CHECK
-#         (default matmul attention; it takes minutes, so it comes last).
+#   ab:   the short quant: the tiny Q4_K_M model at batch 4 and 1 (and at 1
+#         on every .devbuild/ksrc_NAME variant), Q4_K_M decode at batch 1
+#         against e2e_bench_base and the variants, AB_ROUNDS rounds (default
+#         3), then op_check AB_OP_CHECK (default matmul attention) on the
+#         changed build and each variant (minutes, so it comes last).
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
@@ -100,6 +101,23 @@ tiny_q4_check() {
     --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
     --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
   for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
+  for_each_ksrc tiny_q4_variant
+}
+tiny_q4_variant() {  # NAME ENV...: the tiny check at batch 1 on a kernel-source variant
+  local name="$1"; shift
+  echo -n "$name: "
+  "$@" "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 1 | tail -1 || status=1
+}
+
+# Calls FN NAME env FT_KERNEL_SRC_DIR=... FT_CACHE_DIR=... for every
+# .devbuild/ksrc_NAME folder of kernel sources (kernel-only variants).
+for_each_ksrc() {
+  local ksrc name
+  for ksrc in "$pack"/ksrc_*; do
+    [ -d "$ksrc" ] || continue
+    name="$(basename "$ksrc")"
+    "$1" "$name" env FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name"
+  done
 }
 
 # One Q4_K_M batch-1 decode figure: LABEL, then the e2e_bench command (with
@@ -110,20 +128,18 @@ decode_b1() {
     || { status=1; tail -3 "$work/decode_b1.err"; }
 }
 
+decode_b1_variant() { decode_b1 "$@" "$bin/e2e_bench"; }
+
 # Q4_K_M decode at batch 1, ROUNDS times: this build, e2e_bench_base when
 # pack.sh packed one, and this build on every .devbuild/ksrc_NAME folder of
 # kernel sources (kernel-only variants), alternated.
 decode_ab() {
-  local round ksrc name
+  local round
   step "e2e_bench q4_k_m decode b1: this build and the others, alternated"
   for round in $(seq "$1"); do
     decode_b1 "this build" "$bin/e2e_bench"
     [ -x "$bin/e2e_bench_base" ] && decode_b1 "base build" "$bin/e2e_bench_base"
-    for ksrc in "$pack"/ksrc_*; do
-      [ -d "$ksrc" ] || continue
-      name="$(basename "$ksrc")"
-      decode_b1 "$name" env FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name" "$bin/e2e_bench"
-    done
+    for_each_ksrc decode_b1_variant
   done
 }
 
@@ -231,6 +247,12 @@ if [ "$phase" = targets ]; then
   step "e2e_bench q4_k_m decode b1, twice"
   for round in 1 2; do "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 || status=1; done | tee "$out/e2e_q4.txt"
 fi
+op_check_ab() {  # NAME ENV...
+  local name="$1" log="$out/op_check_${1// /_}.txt"; shift
+  step "op_check ${AB_OP_CHECK:-matmul attention}: $name"
+  "$@" "$bin/op_check" ${AB_OP_CHECK:-matmul attention} > "$log" 2>&1 || status=1
+  grep -E "FAIL|passed" "$log"
+}
 if [ "$phase" = ab ]; then
   # The short form of quant for one A/B of the decode loop: while Q4_K_M
   # converts, the tiny Q4_K_M model at batch 4 and 1 against the CPU; then
@@ -242,9 +264,10 @@ if [ "$phase" = ab ]; then
   tiny_q4_check
   wait $convert || { cat "$work/convert.log"; status=1; }
   decode_ab "${AB_ROUNDS:-3}"
-  step "op_check ${AB_OP_CHECK:-matmul attention}"
-  "$bin/op_check" ${AB_OP_CHECK:-matmul attention} > "$out/op_check.txt" 2>&1 || status=1
-  grep -E "FAIL|passed" "$out/op_check.txt"
+  # The build's own kernels where it is the changed one (a base was packed),
+  # and every kernel-source variant.
+  [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
+  for_each_ksrc op_check_ab
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
