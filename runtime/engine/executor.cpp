@@ -261,9 +261,10 @@ class ExecutorImpl final : public Executor {
 
   GraphStats graph_stats() const override { return stats_; }
 
-  void set_hidden_dump(HiddenDump dump) override {
-    hidden_dump_ = std::move(dump);
-    graphs_on_ = graphs_allowed_ && !hidden_dump_;  // the dump copies to the host between layers
+  void set_trace(Trace trace, int op_layers) override {
+    trace_ = std::move(trace);
+    trace_op_layers_ = op_layers;
+    graphs_on_ = graphs_allowed_ && !trace_;  // the trace copies to the host between ops
   }
 
  private:
@@ -357,12 +358,18 @@ class ExecutorImpl final : public Executor {
                          static_cast<int>(c_.head_dim), c_.rope_style, mscale_, c_.rms_norm_eps};
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
+      const int layer = static_cast<int>(i);
+      const size_t qkv_width = static_cast<size_t>(c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim,
+                   q_width = static_cast<size_t>(c_.num_heads) * c_.head_dim;
       const DeviceBuffer qkv_q8 = x_q8_for(l.qkv, T), gate_up_q8 = x_q8_for(l.gate_up, T);
       if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
       else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
+      FT_RETURN_IF_ERROR(trace_op(layer, "attn_norm", h_, T, H));
       FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
+      FT_RETURN_IF_ERROR(trace_op(layer, "qkv", qkv_, T, qkv_width));
       FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
                                                l.k_norm, q_, kv_, l.k_cache, l.v_cache));
+      FT_RETURN_IF_ERROR(trace_op(layer, "q", q_, T, q_width));
       // Decode attention writes its output quantized too when the o GEMV reads it so.
       const DeviceBuffer o_q8 = decode_only ? x_q8_for(std::span(&l.o, 1), T) : DeviceBuffer{};
       if (decode_only)
@@ -371,11 +378,17 @@ class ExecutorImpl final : public Executor {
       else
         FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start, l.k_cache, l.v_cache, tables,
                                              context_lens, attn_));
+      FT_RETURN_IF_ERROR(trace_op(layer, "attn", attn_, T, q_width));
       FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8));
+      FT_RETURN_IF_ERROR(trace_op(layer, "o", x_, T, H));
       FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
+      FT_RETURN_IF_ERROR(trace_op(layer, "resid", residual_, T, H));
+      FT_RETURN_IF_ERROR(trace_op(layer, "ffn_norm", h_, T, H));
       FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
+      FT_RETURN_IF_ERROR(trace_op(layer, "gate_up", gate_up_, T, 2 * c_.intermediate_size));
       FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
-      if (hidden_dump_) FT_RETURN_IF_ERROR(dump_hidden(static_cast<int>(i), T));
+      FT_RETURN_IF_ERROR(trace_op(layer, "down", x_, T, H));
+      if (trace_) FT_RETURN_IF_ERROR(trace_out(layer, T));
     }
     return add_rmsnorm(ops_, act_, norm, x_, residual_, output_norm_, h_, residual_);
   }
@@ -434,15 +447,24 @@ class ExecutorImpl final : public Executor {
     return rows_to_host(slice(logits_, first * padded * es, n * padded * es), n, c_.vocab_size, padded, dst);
   }
 
+  // For the trace: an op's output, [T, width] of `src`, in layers below
+  // trace_op_layers_.
+  Status trace_op(int layer, std::string_view name, DeviceBuffer src, int T, size_t width) {
+    if (!trace_ || layer >= trace_op_layers_) return Status();
+    std::vector<float> v(T * width);
+    FT_RETURN_IF_ERROR(rows_to_host(src, T, width, width, v.data()));
+    return trace_(layer, name, v);
+  }
+
   // The residual stream after layer i (its attention and MLP outputs added),
-  // for the hidden-state dump: residual_ + x_ over T rows.
-  Status dump_hidden(int layer, int T) {
+  // for the trace's "out": residual_ + x_ over T rows.
+  Status trace_out(int layer, int T) {
     const size_t H = c_.hidden_size;
     std::vector<float> res(T * H), mlp(T * H);
     FT_RETURN_IF_ERROR(rows_to_host(residual_, T, H, H, res.data()));
     FT_RETURN_IF_ERROR(rows_to_host(x_, T, H, H, mlp.data()));
     for (size_t i = 0; i < res.size(); ++i) res[i] += mlp[i];
-    return hidden_dump_(layer, res);
+    return trace_(layer, "out", res);
   }
 
   // One decode step of `bucket` staged sequences: replays its graph, or runs
@@ -633,7 +655,8 @@ class ExecutorImpl final : public Executor {
   std::map<uint64_t, GraphHandle> graphs_;  // (batch bucket, context bucket) -> graph
   uint64_t graph_scratch_ = 0;
   GraphStats stats_;
-  HiddenDump hidden_dump_;
+  Trace trace_;
+  int trace_op_layers_ = 0;
   std::vector<DeviceBuffer> owned_;
 };
 

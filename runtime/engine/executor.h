@@ -88,11 +88,15 @@ class Executor {
   // the first requests do not wait for captures. No-op without graphs.
   virtual Status warm_up_graphs() = 0;
   virtual GraphStats graph_stats() const = 0;
-  // Checks: after each layer, `dump` gets the residual stream of every token
-  // of the step ([T, hidden] f32, the layer's attention and MLP added). Steps
-  // run eagerly while a dump is set; an empty function turns it off.
-  using HiddenDump = std::function<Status(int layer, const std::vector<float>& hidden)>;
-  virtual void set_hidden_dump(HiddenDump dump) = 0;
+  // Checks: after each layer, `trace` gets "out", the residual stream of every
+  // token of the step ([T, hidden] f32, the layer's attention and MLP added).
+  // In layers below `op_layers` it also gets each op's output as the next op
+  // reads it, [T, width] f32: "attn_norm", "qkv" (q | k | v before their norms
+  // and RoPE), "q" (normed, rotated), "attn", "o", "resid" (the input plus the
+  // attention), "ffn_norm", "gate_up" (gate | up), "down". Steps run eagerly
+  // while a trace is set; an empty function turns it off.
+  using Trace = std::function<Status(int layer, std::string_view name, const std::vector<float>& data)>;
+  virtual void set_trace(Trace trace, int op_layers = 0) = 0;
 };
 
 // Bytes one KV block takes over all layers.

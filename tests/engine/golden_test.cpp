@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -150,16 +151,19 @@ TEST_P(GoldenLogits, AllPositionsInOneStep) {
         << "position " << p;
 }
 
-// The hidden-state dump (for layer-by-layer checks against HF): one call per
-// layer with every token's residual stream, and the logits unchanged by it.
-TEST(HiddenDump, OneCallPerLayerAndLogitsUnchanged) {
+// The trace (for layer-by-layer checks against HF): "out" once per layer with
+// every token's residual stream, each op's output in the first op_layers
+// layers, and the logits unchanged by it.
+TEST(Trace, EveryLayerOutAndFirstLayerOpsLogitsUnchanged) {
   GoldenRun run;
   Status st0 = open_golden("qwen3", 16, 2, 4, 4, run);
   ASSERT_TRUE(st0.ok()) << st0.to_string();
   const Golden& g = run.g;
   auto* ex = &run.ex;
   const auto& weights = run.weights;
-  const int n = static_cast<int>(g.prompt.size()), hidden = static_cast<int>(weights->config().hidden_size);
+  const ModelConfig& c = weights->config();
+  const int n = static_cast<int>(g.prompt.size());
+  const size_t hidden = c.hidden_size, q_width = static_cast<size_t>(c.num_heads) * c.head_dim;
   std::vector<int32_t> table = {0, 1, 2, 3};
   Batch batch;
   for (int i = 0; i < n; ++i) {
@@ -169,20 +173,38 @@ TEST(HiddenDump, OneCallPerLayerAndLogitsUnchanged) {
   }
   batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
                                 .want_logits = true, .host_logits = true, .sampling = {}});
-  std::vector<int> layers;
-  (*ex)->set_hidden_dump([&](int layer, const std::vector<float>& h) {
-    layers.push_back(layer);
-    EXPECT_EQ(h.size(), static_cast<size_t>(n) * hidden);
-    double norm = 0;
-    for (float v : h) norm += static_cast<double>(v) * v;
-    EXPECT_TRUE(std::isfinite(norm) && norm > 0) << "layer " << layer;
-    return Status();
-  });
+  std::vector<std::pair<int, std::string>> calls;
+  std::map<std::string, std::vector<float>> first;
+  (*ex)->set_trace(
+      [&](int layer, std::string_view name, const std::vector<float>& h) {
+        calls.emplace_back(layer, std::string(name));
+        if (layer == 0) first[std::string(name)] = h;
+        double norm = 0;
+        for (float v : h) norm += static_cast<double>(v) * v;
+        EXPECT_TRUE(std::isfinite(norm) && norm > 0) << "layer " << layer << " " << name;
+        return Status();
+      },
+      1);
   StepOutput out;
   ASSERT_TRUE((*ex)->forward(batch, out).ok());
-  std::vector<int> want(weights->config().num_layers);
-  for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int>(i);
-  EXPECT_EQ(layers, want);
+  const std::vector<std::string> ops = {"attn_norm", "qkv", "q", "attn", "o", "resid", "ffn_norm", "gate_up", "down",
+                                        "out"};
+  std::vector<std::pair<int, std::string>> want;
+  for (const auto& op : ops) want.emplace_back(0, op);
+  for (int i = 1; i < static_cast<int>(c.num_layers); ++i) want.emplace_back(i, "out");
+  EXPECT_EQ(calls, want);
+  const std::map<std::string, size_t> widths = {
+      {"attn_norm", hidden}, {"qkv", q_width + 2 * static_cast<size_t>(c.num_kv_heads) * c.head_dim},
+      {"q", q_width},        {"attn", q_width},
+      {"o", hidden},         {"resid", hidden},
+      {"ffn_norm", hidden},  {"gate_up", 2 * static_cast<size_t>(c.intermediate_size)},
+      {"down", hidden},      {"out", hidden}};
+  for (const auto& [name, width] : widths) EXPECT_EQ(first[name].size(), n * width) << name;
+  // The traced values are the ones the forward pass used: resid is the
+  // embedding plus o, and out is resid plus down.
+  for (size_t i = 0; i < n * hidden; ++i) {
+    ASSERT_NEAR(first["out"][i], first["resid"][i] + first["down"][i], 1e-6f) << i;
+  }
   EXPECT_LT(rel_l2(out.logits.data(), g.logits.data() + static_cast<size_t>(n - 1) * g.vocab, g.vocab), 1e-4);
 }
 

@@ -12,11 +12,13 @@
 //     token drawn on the device (greedy) is the CPU's argmax; exits 1 if any
 //     step exceeds 2e-2.
 //
-//   e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]
+//   e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT] [TRACE_DIR]
 //     Runs the int32 token ids in file IDS as one prompt in one step and
 //     writes every position's logits (f32, [n, vocab]) to OUT; with
 //     HIDDEN_OUT, also the residual stream after every layer (f32,
-//     [layers, n, hidden]).
+//     [layers, n, hidden]); with TRACE_DIR, every op output of the first
+//     layer as TRACE_DIR/NAME.f32 ([n, width], the executor's trace names),
+//     for tests/gpu/trace_check.py.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -74,7 +76,7 @@ double rel_l2(const float* a, const float* ref, int n) {
 }
 
 int dump(const std::string& model, const std::string& ids_path, const std::string& out_path, const std::string& device,
-         const std::string& hidden_path) {
+         const std::string& hidden_path, const std::string& trace_dir) {
   auto w = WeightSet::open(model);
   auto raw = read_file(ids_path);
   if (!w.ok() || !raw.ok()) {
@@ -101,11 +103,16 @@ int dump(const std::string& model, const std::string& ids_path, const std::strin
                             .n_blocks = static_cast<int>(table.size()), .want_logits = true, .all_logits = true,
                             .sampling = {}});
   std::vector<float> hidden;
-  if (!hidden_path.empty())
-    r->ex->set_hidden_dump([&](int, const std::vector<float>& h) {
-      hidden.insert(hidden.end(), h.begin(), h.end());
-      return Status();
-    });
+  if (!hidden_path.empty() || !trace_dir.empty())
+    r->ex->set_trace(
+        [&](int, std::string_view name, const std::vector<float>& h) {
+          if (name == "out") {
+            if (!hidden_path.empty()) hidden.insert(hidden.end(), h.begin(), h.end());
+            return Status();
+          }
+          return write_file_atomic(trace_dir + "/" + std::string(name) + ".f32", h.data(), h.size() * 4);
+        },
+        trace_dir.empty() ? 0 : 1);
   StepOutput out;
   const auto t0 = std::chrono::steady_clock::now();
   if (Status s = r->ex->forward(b, out); !s.ok()) {
@@ -193,14 +200,15 @@ int check(const std::string& model, int n, const std::string& device, int seqs) 
 int run(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--dump") == 0) {
     if (argc < 5) {
-      std::fprintf(stderr, "usage: e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]\n");
+      std::fprintf(stderr, "usage: e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT] [TRACE_DIR]\n");
       return 2;
     }
-    return dump(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "cuda:0", argc > 6 ? argv[6] : "");
+    return dump(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "cuda:0", argc > 6 ? argv[6] : "",
+                argc > 7 ? argv[7] : "");
   }
   if (argc < 2 || argv[1][0] == '-') {
     std::fprintf(stderr,
-                 "usage: e2e_check MODEL [TOKENS] [DEVICE] [SEQS]\n       e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT]\n");
+                 "usage: e2e_check MODEL [TOKENS] [DEVICE] [SEQS]\n       e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT] [TRACE_DIR]\n");
     return 2;
   }
   const int seqs = argc > 4 ? std::atoi(argv[4]) : kMaxSeqs;

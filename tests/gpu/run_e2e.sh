@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -27,6 +27,9 @@
 #         against e2e_bench_base and the variants, AB_ROUNDS rounds (default
 #         3), then op_check AB_OP_CHECK (default matmul attention) on the
 #         changed build and each variant (minutes, so it comes last).
+#   trace: where bf16 loses precision (use few LAYERS, e.g. 2): the first
+#         layer's ops, each against f64 from ft's own inputs to it
+#         (trace_check.py); the residual stream and logits against HF.
 #   quant: the quantized decode loop: while Q4_K_M converts, op_check of the
 #         quantized paths and attention, a tiny synthetic Q4_K_M model on the
 #         GPU against the CPU (the executor's decode graphs), gemv_bench; then
@@ -34,8 +37,8 @@
 #         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
 #         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -268,6 +271,27 @@ if [ "$phase" = ab ]; then
   # and every kernel-source variant.
   [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
   for_each_ksrc op_check_ab
+fi
+if [ "$phase" = trace ]; then
+  # Where bf16 precision goes: ft's first layer op by op against f64 from
+  # ft's own inputs (tests/gpu/trace_check.py), then the logits against HF.
+  export FT_CACHE_DIR="$work/cache"
+  if [ ! -f "$model/hf_hidden_fp32.f32" ]; then
+    step "HF transformers: build, save, teacher-forced logits ($layers layers)"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+  step "ft on cuda:0: the first layer traced op by op, against f64"
+  rm -rf "$work/trace" && mkdir -p "$work/trace"
+  "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 "$work/ft_hidden.f32" "$work/trace" \
+    > "$work/dump.log" 2>&1 || { tail -5 "$work/dump.log"; status=1; }
+  python3 "$here/tests/gpu/trace_check.py" --model "$model" --ids "$model/ids.bin" --trace "$work/trace" \
+    --hf-hidden "$model/hf_hidden.f32" --hf-hidden-f32 "$model/hf_hidden_fp32.f32" | tee "$out/trace.txt" || status=1
+  python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
+    --other "$model/hf_hidden.f32"
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
+    --max 1 --label "bf16 ft vs HF f32"
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
+    --max 1 --label "HF bf16 vs HF f32"
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
