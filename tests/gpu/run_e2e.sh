@@ -285,7 +285,7 @@ if [ "$phase" = trace ]; then
   "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 "$work/ft_hidden.f32" "$work/trace" \
     > "$work/dump.log" 2>&1 || { tail -5 "$work/dump.log"; status=1; }
   python3 "$here/tests/gpu/trace_check.py" --model "$model" --ids "$model/ids.bin" --trace "$work/trace" \
-    --hf-hidden "$model/hf_hidden.f32" --hf-hidden-f32 "$model/hf_hidden_fp32.f32" | tee "$out/trace.txt" || status=1
+    --hf-hidden "$model/hf_hidden.f32" --hf-hidden-f32 "$model/hf_hidden_fp32.f32" --hf-runs | tee "$out/trace.txt" || status=1
   python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
     --other "$model/hf_hidden.f32"
   python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \

@@ -67,6 +67,9 @@ def main():
     ap.add_argument("--trace", required=True)
     ap.add_argument("--hf-hidden", help="HF bf16's residual stream per layer (hf_reference.py's hf_hidden.f32)")
     ap.add_argument("--hf-hidden-f32", help="HF f32's (hf_hidden_fp32.f32)")
+    ap.add_argument("--hf-runs", action="store_true",
+                    help="also run HF transformers on the model in f64 and f32 (eager and sdpa attention) and compare "
+                         "its first layer's output with the f64 reference")
     a = ap.parse_args()
     cfg = json.load(open(os.path.join(a.model, "config.json")))
     H, D = cfg["hidden_size"], cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
@@ -149,6 +152,23 @@ def main():
         if path:
             hf = torch.from_numpy(np.fromfile(path, dtype=np.float32)[:T * H].astype(np.float64)).cuda().reshape(T, H)
             print(f"layer 0 out: {label} against f64 {rel(hf, out64):.3e}; ft against {label} {rel(out_ft, hf):.3e}")
+    if a.hf_runs:
+        from transformers import AutoModelForCausalLM
+        print(f"torch {torch.__version__}: matmul allow_tf32 {torch.backends.cuda.matmul.allow_tf32}, "
+              f"float32 matmul precision {torch.get_float32_matmul_precision()}")
+        for dtype, attn in ((torch.float64, "eager"), (torch.float32, "eager"), (torch.float32, "sdpa"),
+                            (torch.bfloat16, "sdpa")):
+            try:
+                m = AutoModelForCausalLM.from_pretrained(a.model, dtype=dtype, attn_implementation=attn)
+            except TypeError:  # transformers before 4.56 names it torch_dtype
+                m = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype=dtype, attn_implementation=attn)
+            m = m.cuda().eval()
+            with torch.no_grad():
+                h = m(ids[None], output_hidden_states=True).hidden_states[1][0].double()
+            print(f"layer 0 out: HF {str(dtype).split('.')[-1]} {attn} against f64 {rel(h, out64):.3e}; "
+                  f"ft against it {rel(out_ft, h):.3e}")
+            del m
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
