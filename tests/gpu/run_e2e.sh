@@ -57,13 +57,18 @@ status=0
 step() { echo; echo "== $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
+# The model and HF's reference files (unless there; no HF speed run).
+hf_model() {
+  if [ ! -f "$model/hf_hidden_fp32.f32" ]; then
+    step "HF transformers: build and save the model ($layers layers), teacher-forced logits"
+    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
+  fi
+}
+
 # The model (unless there), then its Q4_K_M conversion started on the CPU
 # (niced) in the background; sets $convert to wait for.
 model_then_convert() {
-  if [ ! -f "$model/config.json" ]; then
-    step "HF transformers: build and save the model"
-    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
-  fi
+  hf_model
   if [ -f "$work/q4_k_m.gguf" ]; then  # an earlier phase on this machine converted it
     true &
   else
@@ -204,10 +209,7 @@ if [ "$phase" = perf ]; then
   # its logits on the GPU against the CPU backend on the same file, and where
   # its decode step's time goes (ncu).
   export FT_CACHE_DIR="$work/cache"
-  if [ ! -f "$model/hf_logits.f32" ]; then
-    step "HF transformers: build, save, teacher-forced logits"
-    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
-  fi
+  hf_model
   step "e2e_bench bf16"
   "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 || status=1
   nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf" --quiet > "$work/convert.log" 2>&1 &
@@ -276,10 +278,7 @@ if [ "$phase" = trace ]; then
   # Where bf16 precision goes: ft's first layer op by op against f64 from
   # ft's own inputs (tests/gpu/trace_check.py), then the logits against HF.
   export FT_CACHE_DIR="$work/cache"
-  if [ ! -f "$model/hf_hidden_fp32.f32" ]; then
-    step "HF transformers: build, save, teacher-forced logits ($layers layers)"
-    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
-  fi
+  hf_model
   step "ft on cuda:0: the first layer traced op by op, against f64"
   rm -rf "$work/trace" && mkdir -p "$work/trace"
   "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 "$work/ft_hidden.f32" "$work/trace" \
@@ -315,10 +314,7 @@ if [ "$phase" = quant ]; then
 fi
 if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
-  if [ ! -f "$model/hf_logits.f32" ]; then
-    step "HF transformers: build, save, teacher-forced logits"
-    python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" --no-bench || exit 1
-  fi
+  hf_model
   # The CPU reference runs 8B in f32 on the host: the first 32 positions only.
   head -c 128 "$model/ids.bin" > "$work/ids32.bin"
   for q in q4_k_m q8_0; do
