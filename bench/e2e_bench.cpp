@@ -6,7 +6,11 @@
 // HF transformers measured in the same run (bench/hf_reference.py writes it).
 //
 // Usage: e2e_bench --model PATH [--device cuda:0] [--peer FILE] [--batch 32]
-//                  [--decode-tokens 128] [--prefill 2048] [--only-b1]
+//                  [--decode-tokens 128] [--prefill 2048] [--only-b1] [--skip-ops OP,...]
+//
+// --skip-ops (timing experiments; the output is wrong) leaves the named
+// per-layer ops out of every step (attn_norm qkv rope attn o ffn_norm
+// gate_up down): the speed gained bounds what each costs a step.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,6 +24,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <fmt/ranges.h>
 
 #include "bench/bench_util.h"
 #include "runtime/engine/engine.h"
@@ -35,6 +41,7 @@ struct Options {
   std::string model, device = "cuda:0", peer;
   int batch = 32, decode_tokens = 128, prefill = 2048;
   bool only_b1 = false;
+  std::vector<std::string> skip_ops;
 };
 
 // Runs requests to completion and records when each token arrived.
@@ -141,6 +148,10 @@ int run(const Options& o) {
   eo.prefill_chunk = o.prefill;
   eo.max_context = std::max(o.prefill + 16, 4096);
   eo.prefix_caching = false;  // every run computes its whole prompt
+  eo.skip_ops = o.skip_ops;
+  if (!o.skip_ops.empty())
+    std::printf("skipping %s in every layer: timing only, the output is wrong\n",
+                fmt::format("{}", fmt::join(o.skip_ops, ", ")).c_str());
   auto engine = Engine::create(eo, [&](const std::string& line) {
     std::printf("[%7.2f s] %s\n", secs(t0, Clock::now()), line.c_str());
     std::fflush(stdout);
@@ -219,9 +230,18 @@ int main(int argc, char** argv) {
     else if (a == "--decode-tokens") o.decode_tokens = std::atoi(value().c_str());
     else if (a == "--prefill") o.prefill = std::atoi(value().c_str());
     else if (a == "--only-b1") o.only_b1 = true;
-    else if (a == "--help" || a == "-h") {
+    else if (a == "--skip-ops") {
+      const std::string list = value();
+      for (size_t at = 0; at <= list.size();) {
+        const size_t end = std::min(list.find(',', at), list.size());
+        if (end > at) o.skip_ops.push_back(list.substr(at, end - at));
+        at = end + 1;
+      }
+    } else if (a == "--help" || a == "-h") {
       std::printf("usage: e2e_bench --model PATH [--device cuda:0] [--peer FILE] [--batch 32] [--decode-tokens 128]\n"
-                  "                 [--prefill 2048] [--only-b1]\n");
+                  "                 [--prefill 2048] [--only-b1] [--skip-ops OP,...]\n"
+                  "  --skip-ops  timing only (the output is wrong): leave these per-layer ops out of every step\n"
+                  "              (attn_norm qkv rope attn o ffn_norm gate_up down)\n");
       return 0;
     } else {
       std::fprintf(stderr, "e2e_bench: unknown argument %s (try --help)\n", a.c_str());

@@ -102,6 +102,7 @@ class EngineImpl final : public Engine {
     eo.max_tokens_per_step = std::max(o.prefill_chunk, o.max_batch);
     eo.max_blocks_per_seq = (max_context_ + bs - 1) / bs;
     eo.sample_vocab = valid_vocab();
+    eo.skip_ops = o.skip_ops;
     const DType act = backend_->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
     const int64_t per_block = static_cast<int64_t>(kv_block_bytes(config_, bs, act));
     int64_t kv_bytes = o.kv_cache_bytes;

@@ -32,6 +32,7 @@ struct EngineOptions {
   int64_t kv_cache_bytes = 0;    // 0: from free device memory (90% of it on GPUs, capped on the CPU)
   std::string chat_template_path;  // overrides the model's template
   bool prefix_caching = true;
+  std::vector<std::string> skip_ops;  // timing experiments only: ExecutorOptions::skip_ops
 };
 
 struct SamplingParams {

@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <span>
 #include <vector>
+
+#include <fmt/ranges.h>
 
 #include "runtime/ops/activation.h"
 #include "runtime/ops/attention.h"
@@ -56,6 +59,13 @@ class ExecutorImpl final : public Executor {
   DType activation_dtype() const override { return act_; }
 
   Status init() {
+    for (const std::string& name : opt_.skip_ops) {
+      const auto it = std::find(std::begin(kLayerOpNames), std::end(kLayerOpNames), std::string_view(name));
+      if (it == std::end(kLayerOpNames))
+        return FT_ERROR(ErrorCode::kInvalidArgument, "skip_ops: unknown op '{}' (the ops: {})", name,
+                        fmt::join(kLayerOpNames, ", "));
+      skip_mask_ |= 1u << (it - std::begin(kLayerOpNames));
+    }
     // The vocabulary rows are padded with zeros to a multiple of 32 on GPUs
     // (the GEMM's N granule; Qwen3's tokenizer has 151669 entries): the LM
     // head computes the padded width and the extra logits are dropped.
@@ -156,6 +166,14 @@ class ExecutorImpl final : public Executor {
           for (const WeightView& w : p->parts) need = std::max(need, gemm_scratch_bytes(act_, w));
       }
       if (need > 0) FT_RETURN_IF_ERROR(ops_.scratch(need).status());
+    }
+    if (skip_mask_) {
+      // What a skipped op would have written is read as it is: zeros, not
+      // whatever the allocation held (NaNs could take other paths).
+      for (DeviceBuffer buf : {x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, q8_, logits_})
+        if (buf.ptr) FT_RETURN_IF_ERROR(b_.fill_bytes(buf, 0));
+      for (const Layer& l : layers_)
+        for (DeviceBuffer buf : {l.k_cache, l.v_cache}) FT_RETURN_IF_ERROR(b_.fill_bytes(buf, 0));
     }
     if (opt_.decode_graphs && b_.kind() != DeviceKind::kCpu) {
       graphs_on_ = graphs_allowed_ = true;
@@ -362,31 +380,35 @@ class ExecutorImpl final : public Executor {
       const size_t qkv_width = static_cast<size_t>(c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim,
                    q_width = static_cast<size_t>(c_.num_heads) * c_.head_dim;
       const DeviceBuffer qkv_q8 = x_q8_for(l.qkv, T), gate_up_q8 = x_q8_for(l.gate_up, T);
-      if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
-      else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
+      if (run(kAttnNorm)) {
+        if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
+        else FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.attn_norm, h_, residual_, qkv_q8));
+      }
       FT_RETURN_IF_ERROR(trace_op(layer, "attn_norm", h_, T, H));
-      FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
+      if (run(kQkv)) FT_RETURN_IF_ERROR(project(l.qkv, h_, T, qkv_, qkv_q8));
       FT_RETURN_IF_ERROR(trace_op(layer, "qkv", qkv_, T, qkv_width));
-      FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
-                                               l.k_norm, q_, kv_, l.k_cache, l.v_cache));
+      if (run(kRope))
+        FT_RETURN_IF_ERROR(rope_qk_norm_kv_write(ops_, act_, rope, qkv_, positions, slots, inv_freq_, l.q_norm,
+                                                 l.k_norm, q_, kv_, l.k_cache, l.v_cache));
       FT_RETURN_IF_ERROR(trace_op(layer, "q", q_, T, q_width));
       // Decode attention writes its output quantized too when the o GEMV reads it so.
       const DeviceBuffer o_q8 = decode_only ? x_q8_for(std::span(&l.o, 1), T) : DeviceBuffer{};
-      if (decode_only)
+      if (run(kAttn) && decode_only)
         FT_RETURN_IF_ERROR(attention_decode(ops_, act_, attn, kv_, q_, l.k_cache, l.v_cache, tables, context_lens,
                                             workspace_, attn_, o_q8));
-      else
+      else if (run(kAttn))
         FT_RETURN_IF_ERROR(attention_prefill(ops_, act_, attn, kv_, q_, q_start, l.k_cache, l.v_cache, tables,
                                              context_lens, attn_));
       FT_RETURN_IF_ERROR(trace_op(layer, "attn", attn_, T, q_width));
-      FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8));
+      if (run(kO)) FT_RETURN_IF_ERROR(matmul(ops_, act_, l.o, attn_, T, x_, {}, o_q8));
       FT_RETURN_IF_ERROR(trace_op(layer, "o", x_, T, H));
-      FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
+      if (run(kFfnNorm))
+        FT_RETURN_IF_ERROR(add_rmsnorm(ops_, act_, norm, x_, residual_, l.ffn_norm, h_, residual_, gate_up_q8));
       FT_RETURN_IF_ERROR(trace_op(layer, "resid", residual_, T, H));
       FT_RETURN_IF_ERROR(trace_op(layer, "ffn_norm", h_, T, H));
-      FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
+      if (run(kGateUp)) FT_RETURN_IF_ERROR(project(l.gate_up, h_, T, gate_up_, gate_up_q8));
       FT_RETURN_IF_ERROR(trace_op(layer, "gate_up", gate_up_, T, 2 * c_.intermediate_size));
-      FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
+      if (run(kDown)) FT_RETURN_IF_ERROR(matmul_gated(ops_, act_, GatedAct::kSilu, l.down, gate_up_, T, x_, act_out_));
       FT_RETURN_IF_ERROR(trace_op(layer, "down", x_, T, H));
       if (trace_) FT_RETURN_IF_ERROR(trace_out(layer, T));
     }
@@ -446,6 +468,11 @@ class ExecutorImpl final : public Executor {
     const size_t padded = padded_vocab_, es = dtype_size(act_);
     return rows_to_host(slice(logits_, first * padded * es, n * padded * es), n, c_.vocab_size, padded, dst);
   }
+
+  // kLayerOpNames' order.
+  enum LayerOp { kAttnNorm, kQkv, kRope, kAttn, kO, kFfnNorm, kGateUp, kDown };
+  static_assert(std::size(kLayerOpNames) == kDown + 1);
+  bool run(LayerOp op) const { return !(skip_mask_ & (1u << op)); }
 
   // For the trace: an op's output, [T, width] of `src`, in layers below
   // trace_op_layers_.
@@ -657,6 +684,7 @@ class ExecutorImpl final : public Executor {
   GraphStats stats_;
   Trace trace_;
   int trace_op_layers_ = 0;
+  unsigned skip_mask_ = 0;  // bit LayerOp: not run (ExecutorOptions::skip_ops)
   std::vector<DeviceBuffer> owned_;
 };
 

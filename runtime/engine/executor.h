@@ -64,7 +64,14 @@ struct ExecutorOptions {
   int max_blocks_per_seq = 0;      // from the context limit
   int sample_vocab = 0;            // ids drawn from are below this (0: the model's vocab)
   bool decode_graphs = true;       // GPUs: replay decode steps as graphs
+  // Timing experiments only (e2e_bench --skip-ops): the per-layer ops named
+  // here are not run, so the output is wrong; what a step loses without one
+  // bounds what that op costs it. Names: kLayerOpNames.
+  std::vector<std::string> skip_ops;
 };
+
+// The per-layer ops of the forward pass, in order, as skip_ops names them.
+inline constexpr const char* kLayerOpNames[] = {"attn_norm", "qkv", "rope", "attn", "o", "ffn_norm", "gate_up", "down"};
 
 struct GraphStats {
   std::vector<int> batch_buckets;  // empty: graphs are off

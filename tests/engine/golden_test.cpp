@@ -61,7 +61,7 @@ struct GoldenRun {
 };
 
 Status open_golden(const std::string& model, int block_size, int max_seqs, int max_blocks, int kv_blocks,
-                   GoldenRun& r) {
+                   GoldenRun& r, std::vector<std::string> skip_ops = {}) {
   const std::string dir = std::string(FT_SOURCE_DIR) + "/tests/reference/golden/" + model;
   r.g = load_golden(dir);
   if (r.g.prompt.empty()) return FT_ERROR(ErrorCode::kNotFound, "no golden prompt in {}", dir);
@@ -75,6 +75,7 @@ Status open_golden(const std::string& model, int block_size, int max_seqs, int m
   eo.max_seqs_per_step = max_seqs;
   eo.max_blocks_per_seq = max_blocks;
   eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(r.weights->config(), block_size, DType::kF32)) * kv_blocks;
+  eo.skip_ops = std::move(skip_ops);
   FT_ASSIGN_OR_RETURN(r.ex, Executor::create(r.backend.get(), r.ops.get(), *r.weights, eo));
   return Status();
 }
@@ -206,6 +207,48 @@ TEST(Trace, EveryLayerOutAndFirstLayerOpsLogitsUnchanged) {
     ASSERT_NEAR(first["out"][i], first["resid"][i] + first["down"][i], 1e-6f) << i;
   }
   EXPECT_LT(rel_l2(out.logits.data(), g.logits.data() + static_cast<size_t>(n - 1) * g.vocab, g.vocab), 1e-4);
+}
+
+// skip_ops (timing experiments): an unknown name is refused with the list
+// of names; a skipped op's output stays as initialized (zeros), the ops after
+// it read that, and the logits move off the golden ones.
+TEST(SkipOps, UnknownNamesRefusedSkippedOpsNotRun) {
+  GoldenRun bad;
+  Status st = open_golden("qwen3", 16, 2, 4, 4, bad, {"gate_up", "nope"});
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.to_string().find("'nope'"), std::string::npos) << st.to_string();
+  EXPECT_NE(st.to_string().find("attn_norm, qkv, rope"), std::string::npos) << st.to_string();
+
+  GoldenRun run;
+  Status st0 = open_golden("qwen3", 16, 2, 4, 4, run, {"gate_up"});
+  ASSERT_TRUE(st0.ok()) << st0.to_string();
+  const Golden& g = run.g;
+  const int n = static_cast<int>(g.prompt.size());
+  std::vector<int32_t> table = {0, 1, 2, 3};
+  Batch batch;
+  for (int i = 0; i < n; ++i) {
+    batch.tokens.push_back(g.prompt[i]);
+    batch.positions.push_back(i);
+    batch.slots.push_back(i);
+  }
+  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
+                                .want_logits = true, .host_logits = true, .sampling = {}});
+  std::map<std::string, double> norms;
+  run.ex->set_trace(
+      [&](int layer, std::string_view name, const std::vector<float>& h) {
+        double sum = 0;
+        for (float v : h) sum += static_cast<double>(v) * v;
+        if (layer == 0) norms[std::string(name)] = sum;
+        return Status();
+      },
+      1);
+  StepOutput out;
+  ASSERT_TRUE(run.ex->forward(batch, out).ok());
+  EXPECT_EQ(norms["gate_up"], 0.0);
+  EXPECT_EQ(norms["down"], 0.0);  // SiLU(0) * 0
+  EXPECT_GT(norms["o"], 0.0);
+  EXPECT_GT(norms["ffn_norm"], 0.0);
+  EXPECT_GT(rel_l2(out.logits.data(), g.logits.data() + static_cast<size_t>(n - 1) * g.vocab, g.vocab), 1e-2);
 }
 
 TEST_P(GoldenLogits, DecodeOneTokenAtATime) { check(GetParam(), 1, 4); }

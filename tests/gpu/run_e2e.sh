@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -27,6 +27,8 @@
 #         against e2e_bench_base and the variants, AB_ROUNDS rounds (default
 #         3), then op_check AB_OP_CHECK (default matmul attention) on the
 #         changed build and each variant (minutes, so it comes last).
+#   skip: what each per-layer op costs a Q4_K_M batch-1 decode step at most:
+#         e2e_bench --skip-ops OP for each op, beside the full step.
 #   trace: where bf16 loses precision (use few LAYERS, e.g. 2): the first
 #         layer's ops, each against f64 from ft's own inputs to it
 #         (trace_check.py); the residual stream and logits against HF.
@@ -37,8 +39,8 @@
 #         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
 #         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -273,6 +275,21 @@ if [ "$phase" = ab ]; then
   # and every kernel-source variant.
   [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
   for_each_ksrc op_check_ab
+fi
+if [ "$phase" = skip ]; then
+  # What each per-layer op costs a Q4_K_M batch-1 step, bounded from above:
+  # e2e_bench with that op left out of every layer (timing only, the output
+  # is wrong), alternated with the full step, SKIP_ROUNDS rounds (default 2).
+  export FT_CACHE_DIR="$work/cache"
+  model_then_convert
+  wait $convert || { cat "$work/convert.log"; status=1; }
+  step "e2e_bench q4_k_m decode b1 with one op left out of every layer"
+  for round in $(seq "${SKIP_ROUNDS:-2}"); do
+    decode_b1 "all ops" "$bin/e2e_bench"
+    for op in attn_norm qkv rope attn o ffn_norm gate_up down; do
+      decode_b1 "without $op" "$bin/e2e_bench" --skip-ops "$op"
+    done
+  done
 fi
 if [ "$phase" = trace ]; then
   # Where bf16 precision goes: ft's first layer op by op against f64 from
