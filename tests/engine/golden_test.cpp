@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -201,8 +201,8 @@ TEST(Trace, EveryLayerOutAndFirstLayerOpsLogitsUnchanged) {
       {"ffn_norm", hidden},  {"gate_up", 2 * static_cast<size_t>(c.intermediate_size)},
       {"down", hidden},      {"out", hidden}};
   for (const auto& [name, width] : widths) EXPECT_EQ(first[name].size(), n * width) << name;
-  // The traced values are the ones the forward pass used: resid is the
-  // embedding plus o, and out is resid plus down.
+  // The traced values are the ones the forward pass used: out is resid plus
+  // down.
   for (size_t i = 0; i < n * hidden; ++i) {
     ASSERT_NEAR(first["out"][i], first["resid"][i] + first["down"][i], 1e-6f) << i;
   }
