@@ -80,6 +80,23 @@ Status open_golden(const std::string& model, int block_size, int max_seqs, int m
   return Status();
 }
 
+// The whole golden prompt as one step in the blocks of `table` (16 tokens
+// each): the last position's logits brought to the host, or every
+// position's.
+Batch whole_prompt(const Golden& g, const std::vector<int32_t>& table, bool all_logits = false) {
+  const int n = static_cast<int>(g.prompt.size());
+  Batch batch;
+  for (int i = 0; i < n; ++i) {
+    batch.tokens.push_back(g.prompt[i]);
+    batch.positions.push_back(i);
+    batch.slots.push_back(table[i / 16] * 16 + i % 16);
+  }
+  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(),
+                                .n_blocks = static_cast<int>(table.size()), .want_logits = true,
+                                .host_logits = !all_logits, .all_logits = all_logits, .sampling = {}});
+  return batch;
+}
+
 // Runs the prompt as a prefill of `first` tokens and then one token per step,
 // checking the logits of every position from first-1 on.
 void check(const std::string& model, int first, int block_size) {
@@ -134,15 +151,8 @@ TEST_P(GoldenLogits, AllPositionsInOneStep) {
   auto* ex = &run.ex;
   const int n = static_cast<int>(g.prompt.size());
   ASSERT_GT(n % 3, 0);
-  std::vector<int32_t> table = {3, 1, 0, 2};
-  Batch batch;
-  for (int i = 0; i < n; ++i) {
-    batch.tokens.push_back(g.prompt[i]);
-    batch.positions.push_back(i);
-    batch.slots.push_back(table[i / 16] * 16 + i % 16);
-  }
-  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
-                                .want_logits = true, .all_logits = true});
+  const std::vector<int32_t> table = {3, 1, 0, 2};
+  const Batch batch = whole_prompt(g, table, true);
   StepOutput out;
   Status st = (*ex)->forward(batch, out);
   ASSERT_TRUE(st.ok()) << st.to_string();
@@ -165,15 +175,8 @@ TEST(Trace, EveryLayerOutAndFirstLayerOpsLogitsUnchanged) {
   const ModelConfig& c = weights->config();
   const int n = static_cast<int>(g.prompt.size());
   const size_t hidden = c.hidden_size, q_width = static_cast<size_t>(c.num_heads) * c.head_dim;
-  std::vector<int32_t> table = {0, 1, 2, 3};
-  Batch batch;
-  for (int i = 0; i < n; ++i) {
-    batch.tokens.push_back(g.prompt[i]);
-    batch.positions.push_back(i);
-    batch.slots.push_back(i);
-  }
-  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
-                                .want_logits = true, .host_logits = true, .sampling = {}});
+  const std::vector<int32_t> table = {0, 1, 2, 3};
+  const Batch batch = whole_prompt(g, table);
   std::vector<std::pair<int, std::string>> calls;
   std::map<std::string, std::vector<float>> first;
   (*ex)->set_trace(
@@ -224,15 +227,8 @@ TEST(SkipOps, UnknownNamesRefusedSkippedOpsNotRun) {
   ASSERT_TRUE(st0.ok()) << st0.to_string();
   const Golden& g = run.g;
   const int n = static_cast<int>(g.prompt.size());
-  std::vector<int32_t> table = {0, 1, 2, 3};
-  Batch batch;
-  for (int i = 0; i < n; ++i) {
-    batch.tokens.push_back(g.prompt[i]);
-    batch.positions.push_back(i);
-    batch.slots.push_back(i);
-  }
-  batch.seqs.push_back(BatchSeq{.n_tokens = n, .context_len = n, .block_table = table.data(), .n_blocks = 4,
-                                .want_logits = true, .host_logits = true, .sampling = {}});
+  const std::vector<int32_t> table = {0, 1, 2, 3};
+  const Batch batch = whole_prompt(g, table);
   std::map<std::string, double> norms;
   run.ex->set_trace(
       [&](int layer, std::string_view name, const std::vector<float>& h) {
