@@ -83,7 +83,9 @@ def main():
     # 1.7e-6 from it and bf16 9.8e-3 (tests/gpu/trace_check.py --hf-runs).
     # The likely cause: .to(torch.bfloat16) also casts the rotary inv_freq
     # buffer, which .float() cannot restore.
-    print(f"the built model's rotary inv_freq: {model.model.rotary_emb.inv_freq.dtype}", flush=True)
+    rotary = getattr(getattr(model, "model", None), "rotary_emb", None)
+    if rotary is not None and hasattr(rotary, "inv_freq"):
+        print(f"the built model's rotary inv_freq: {rotary.inv_freq.dtype}", flush=True)
     del model
     torch.cuda.empty_cache()
     model = load(a.out, torch.bfloat16)
