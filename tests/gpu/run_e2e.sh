@@ -80,6 +80,21 @@ model_then_convert() {
   convert=$!
 }
 
+# ft's bf16 dump ($work/ft_bf16.f32, $work/ft_hidden.f32) against HF's
+# reference files: the logits against HF bf16 (the 2e-2 bar) and f32, HF
+# bf16 against f32, and the residual stream per layer.
+compare_with_hf() {
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
+    --label "bf16 ft vs HF bf16" || status=1
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
+    --max 1 --label "bf16 ft vs HF f32"
+  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
+    --max 1 --label "HF bf16 vs HF f32"
+  echo "residual stream per layer against HF f32: got = ft bf16, other = HF bf16"
+  python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
+    --other "$model/hf_hidden.f32"
+}
+
 wait_ready() {  # PID PORT LOG: waits for /health (fails at once if the server exits), prints the seconds it took
   python3 - "$@" <<'PY'
 import sys, time, os, urllib.request
@@ -169,15 +184,7 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   rm -rf "$FT_CACHE_DIR"
   "$bin/e2e_check" --dump "$model" "$model/ids.bin" "$work/ft_bf16.f32" cuda:0 "$work/ft_hidden.f32" || status=1
   python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print({k: c.get(k) for k in ('rope_theta','rope_parameters','rope_scaling','rms_norm_eps','tie_word_embeddings','transformers_version')})" "$model/config.json"
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
-    --label "bf16 ft vs HF bf16" || status=1
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
-    --max 1 --label "bf16 ft vs HF f32"
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
-    --max 1 --label "HF bf16 vs HF f32"
-  echo "residual stream per layer against HF f32: got = ft bf16, other = HF bf16"
-  python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
-    --other "$model/hf_hidden.f32"
+  compare_with_hf
 
   step "ft-serve: cold start (empty kernel cache), then warm"
   rm -rf "$FT_CACHE_DIR"
@@ -303,14 +310,7 @@ if [ "$phase" = trace ]; then
   python3 "$here/tests/gpu/trace_check.py" --model "$model" --ids "$model/ids.bin" --trace "$work/trace" \
     --hf-hidden "$model/hf_hidden.f32" --hf-hidden-f32 "$model/hf_hidden_fp32.f32" \
     $([ "$layers" -le 4 ] && echo --hf-runs) | tee "$out/trace.txt" || status=1
-  python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
-    --other "$model/hf_hidden.f32"
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/ft_bf16.f32" \
-    --max 1 --label "bf16 ft vs HF f32"
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
-    --max 1 --label "HF bf16 vs HF f32"
-  python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$work/ft_bf16.f32" \
-    --label "bf16 ft vs HF bf16" || status=1
+  compare_with_hf
 fi
 if [ "$phase" = quant ]; then
   export FT_CACHE_DIR="$work/cache"
