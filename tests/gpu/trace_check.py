@@ -117,30 +117,27 @@ def main():
                                     ("resid", H), ("ffn_norm", H), ("gate_up", 2 * I), ("down", H)]}
     wqkv = torch.cat([w["wq"], w["wk"], w["wv"]])
     wgu = torch.cat([w["wg"], w["wu"]])
-    # Each op from ft's own inputs.
-    k_ft = bf16(norm_rope(t["qkv"][:, qw:qw + kvw], NKV, w["k_norm"]))  # as the cache holds it
-    op = {
-        "attn_norm": norm(x, w["attn_norm"]),
-        "qkv": t["attn_norm"] @ wqkv.T,
-        "q": norm_rope(t["qkv"][:, :qw], NH, w["q_norm"]),
-        "attn": attention(t["q"], k_ft, t["qkv"][:, qw + kvw:]),
-        "o": t["attn"] @ w["wo"].T,
-        "resid": x + t["o"],
-        "ffn_norm": norm(t["resid"], w["ffn_norm"]),
-        "gate_up": t["ffn_norm"] @ wgu.T,
-        "down": mlp_act(t["gate_up"]) @ w["wd"].T,
-    }
-    # The whole layer in f64 from the ids.
-    chain = {"attn_norm": norm(x, w["attn_norm"])}
-    chain["qkv"] = chain["attn_norm"] @ wqkv.T
-    chain["q"] = norm_rope(chain["qkv"][:, :qw], NH, w["q_norm"])
-    chain["attn"] = attention(chain["q"], norm_rope(chain["qkv"][:, qw:qw + kvw], NKV, w["k_norm"]),
-                              chain["qkv"][:, qw + kvw:])
-    chain["o"] = chain["attn"] @ w["wo"].T
-    chain["resid"] = x + chain["o"]
-    chain["ffn_norm"] = norm(chain["resid"], w["ffn_norm"])
-    chain["gate_up"] = chain["ffn_norm"] @ wgu.T
-    chain["down"] = mlp_act(chain["gate_up"]) @ w["wd"].T
+
+    def layer(from_ft):
+        """Layer 0's ops in f64. With from_ft, each op reads ft's traced output
+        of the op before it (and k as the bf16 cache holds it); without, the
+        f64 results before it: the whole layer from the ids."""
+        r = {}
+        inp = (lambda name: t[name]) if from_ft else (lambda name: r[name])
+        k_cache = bf16 if from_ft else (lambda k: k)
+        r["attn_norm"] = norm(x, w["attn_norm"])
+        r["qkv"] = inp("attn_norm") @ wqkv.T
+        r["q"] = norm_rope(inp("qkv")[:, :qw], NH, w["q_norm"])
+        r["attn"] = attention(inp("q"), k_cache(norm_rope(inp("qkv")[:, qw:qw + kvw], NKV, w["k_norm"])),
+                              inp("qkv")[:, qw + kvw:])
+        r["o"] = inp("attn") @ w["wo"].T
+        r["resid"] = x + inp("o")
+        r["ffn_norm"] = norm(inp("resid"), w["ffn_norm"])
+        r["gate_up"] = inp("ffn_norm") @ wgu.T
+        r["down"] = mlp_act(inp("gate_up")) @ w["wd"].T
+        return r
+
+    op, chain = layer(True), layer(False)
     print(f"{'op':10s} {'op error':>10s} {'floor':>10s} {'ratio':>6s} {'chain error':>12s}")
     for name in op:
         e, f = rel(t[name], op[name]), rel(bf16(op[name]), op[name])
