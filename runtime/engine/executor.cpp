@@ -374,11 +374,11 @@ class ExecutorImpl final : public Executor {
     FT_RETURN_IF_ERROR(b_.copy_on_device(residual_, x_, T * H * es));
     const RopeShape rope{T, static_cast<int>(c_.num_heads), static_cast<int>(c_.num_kv_heads),
                          static_cast<int>(c_.head_dim), c_.rope_style, mscale_, c_.rms_norm_eps};
+    const size_t qkv_width = static_cast<size_t>(c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim,
+                 q_width = static_cast<size_t>(c_.num_heads) * c_.head_dim;  // for the trace
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
       const int layer = static_cast<int>(i);
-      const size_t qkv_width = static_cast<size_t>(c_.num_heads + 2 * c_.num_kv_heads) * c_.head_dim,
-                   q_width = static_cast<size_t>(c_.num_heads) * c_.head_dim;
       const DeviceBuffer qkv_q8 = x_q8_for(l.qkv, T), gate_up_q8 = x_q8_for(l.gate_up, T);
       if (run(kAttnNorm)) {
         if (i == 0) FT_RETURN_IF_ERROR(rmsnorm(ops_, act_, norm, x_, l.attn_norm, h_, qkv_q8));
