@@ -192,7 +192,9 @@ class EngineImpl final : public Engine {
     a->seed = p.seed ? *p.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
     a->max_total = p.max_tokens > 0 ? n + p.max_tokens : max_context_;
     a->on_event = std::move(r.on_event);
-    a->decoder = std::make_unique<StreamDecoder>(*tokenizer_, DecodeOptions{.skip_special = true});
+    // The text continues the prompt: a SentencePiece tokenizer keeps the first token's space.
+    a->decoder =
+        std::make_unique<StreamDecoder>(*tokenizer_, DecodeOptions{.skip_special = true, .continuation = n > 0});
     a->submitted = Clock::now();
     std::lock_guard<std::mutex> lock(mu_);
     if (static_cast<int>(incoming_.size()) + waiting_count_ >= options_.max_queue)

@@ -13,6 +13,7 @@ bool is_gguf(const std::string& path) {
 Result<TokenizerSpec> tokenizer_spec_from_gguf(const GgufReader& reader) {
   TokenizerSpec spec;
   FT_ASSIGN_OR_RETURN(spec.model, reader.get_string("tokenizer.ggml.model"));
+  spec.add_bos = spec.model == "llama";  // llama.cpp's default for SentencePiece files without the key
   if (reader.find("tokenizer.ggml.pre")) {
     FT_ASSIGN_OR_RETURN(spec.pre, reader.get_string("tokenizer.ggml.pre"));
   }
@@ -26,6 +27,15 @@ Result<TokenizerSpec> tokenizer_spec_from_gguf(const GgufReader& reader) {
     if (values == nullptr) return FT_ERROR(ErrorCode::kCorrupt, "tokenizer.ggml.token_type is not an int32 array");
     spec.token_types = *values;
   }
+  if (reader.find("tokenizer.ggml.scores")) {
+    FT_ASSIGN_OR_RETURN(const GgufArray* scores, reader.get_array("tokenizer.ggml.scores"));
+    const std::vector<float>* values = scores->as<float>();
+    if (values == nullptr) return FT_ERROR(ErrorCode::kCorrupt, "tokenizer.ggml.scores is not a float32 array");
+    spec.scores = *values;
+  }
+  if (reader.find("tokenizer.ggml.add_space_prefix")) {
+    FT_ASSIGN_OR_RETURN(spec.add_space_prefix, reader.get_bool("tokenizer.ggml.add_space_prefix"));
+  }
   auto optional_id = [&](const char* key, int32_t& out) -> Status {
     if (!reader.find(key)) return Status::ok_status();
     FT_ASSIGN_OR_RETURN(int64_t id, reader.get_int(key));
@@ -35,6 +45,7 @@ Result<TokenizerSpec> tokenizer_spec_from_gguf(const GgufReader& reader) {
   FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.bos_token_id", spec.bos_id));
   FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.eos_token_id", spec.eos_id));
   FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.padding_token_id", spec.pad_id));
+  FT_RETURN_IF_ERROR(optional_id("tokenizer.ggml.unknown_token_id", spec.unk_id));
   if (reader.find("tokenizer.ggml.add_bos_token")) {
     FT_ASSIGN_OR_RETURN(spec.add_bos, reader.get_bool("tokenizer.ggml.add_bos_token"));
   }

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <functional>
 #include <map>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -56,18 +59,78 @@ std::optional<std::string> chat_template_of(const json& config) {
   return std::nullopt;
 }
 
+// "<0x0A>" and the like: SentencePiece's byte-fallback tokens.
+bool is_byte_token(const std::string& text) {
+  return text.size() == 6 && text.compare(0, 3, "<0x") == 0 && text[5] == '>' && std::isxdigit(text[3]) &&
+         std::isxdigit(text[4]);
+}
+
+// Whether a SentencePiece-style tokenizer.json puts a U+2581 in front of the
+// text: a Prepend normalizer, or a Metaspace pre-tokenizer that prepends.
+// (GGUF has only llama.cpp's add_space_prefix, which prepends before every
+// section, as Prepend does; Metaspace's "first" becomes that too.)
+bool prepends_space(const json& tok) {
+  std::function<bool(const json&, const char*)> has = [&](const json& node, const char* list) {
+    if (!node.is_object()) return false;
+    const std::string type = node.value("type", "");
+    if (type == "Sequence" && node.contains(list)) {
+      for (const json& item : node[list])
+        if (has(item, list)) return true;
+      return false;
+    }
+    if (type == "Prepend") return true;
+    if (type == "Metaspace") {
+      if (node.contains("prepend_scheme")) return node.value("prepend_scheme", "") != "never";
+      return node.value("add_prefix_space", true);
+    }
+    return false;
+  };
+  return has(tok.value("normalizer", json()), "normalizers") || has(tok.value("pre_tokenizer", json()), "pretokenizers");
+}
+
+// SentencePiece scores from HF merges: a token's score is minus the rank of
+// the first merge that makes it, so the best-scored pair is the first merge.
+// Tokens no merge makes (characters, bytes, specials) score below all of them.
+std::vector<float> scores_from_merges(const std::vector<std::string>& tokens, const std::vector<std::string>& merges,
+                                      const std::vector<int32_t>& types) {
+  std::unordered_map<std::string, uint32_t> ids;
+  ids.reserve(tokens.size());
+  for (uint32_t i = 0; i < tokens.size(); ++i)
+    if (types[i] == static_cast<int32_t>(GgufTokenType::kNormal)) ids.emplace(tokens[i], i);
+  const float lowest = -static_cast<float>(merges.size()) - 1.0f;
+  std::vector<float> scores(tokens.size(), 0.0f);
+  std::vector<bool> made(tokens.size(), false);
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    std::string joined = merges[rank];
+    const size_t space = joined.find(' ');
+    if (space == std::string::npos) continue;
+    joined.erase(space, 1);
+    auto it = ids.find(joined);
+    if (it == ids.end() || made[it->second]) continue;
+    made[it->second] = true;
+    scores[it->second] = -static_cast<float>(rank);
+  }
+  for (const auto& [text, id] : ids)
+    if (!made[id]) scores[id] = lowest;
+  return scores;
+}
+
 Result<TokenizerMetadata> build(const TokenizerSources& src) {
   const json tok = json::parse(src.tokenizer_json);
   const json& model = tok.at("model");
-  if (model.value("type", "") != "BPE" || model.value("byte_fallback", false))
-    return FT_ERROR(ErrorCode::kUnsupported,
-                    "tokenizer.json: only byte-level BPE tokenizers can be converted (model type {}{})",
-                    model.value("type", "?"), model.value("byte_fallback", false) ? ", byte fallback" : "");
+  const bool spm = model.value("byte_fallback", false);
+  if (model.value("type", "") != "BPE")
+    return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json: only BPE tokenizers can be converted (model type {})",
+                    model.value("type", "?"));
+  const std::string unk = model.contains("unk_token") && model["unk_token"].is_string() ? model["unk_token"].get<std::string>() : "";
   std::map<uint32_t, std::pair<std::string, GgufTokenType>> by_id;
   for (const auto& [text, id] : model.at("vocab").items()) {
     if (!id.is_number_unsigned() || id.get<uint64_t>() >= kMaxVocab)
       return FT_ERROR(ErrorCode::kCorrupt, "tokenizer.json: token {} has a bad id", text);
-    by_id[id.get<uint32_t>()] = {text, GgufTokenType::kNormal};
+    GgufTokenType type = GgufTokenType::kNormal;
+    if (spm && is_byte_token(text)) type = GgufTokenType::kByte;
+    if (spm && text == unk) type = GgufTokenType::kUnknown;
+    by_id[id.get<uint32_t>()] = {text, type};
   }
   std::map<std::string, uint32_t> added_ids;
   if (auto added = tok.find("added_tokens"); added != tok.end() && added->is_array()) {
@@ -75,8 +138,9 @@ Result<TokenizerMetadata> build(const TokenizerSources& src) {
       const uint64_t id = a.at("id").get<uint64_t>();
       if (id >= kMaxVocab) return FT_ERROR(ErrorCode::kCorrupt, "tokenizer.json: added token id {} too large", id);
       const std::string content = a.at("content").get<std::string>();
-      by_id[static_cast<uint32_t>(id)] = {content, a.value("special", false) ? GgufTokenType::kControl
-                                                                              : GgufTokenType::kUserDefined};
+      GgufTokenType type = a.value("special", false) ? GgufTokenType::kControl : GgufTokenType::kUserDefined;
+      if (spm && content == unk) type = GgufTokenType::kUnknown;
+      by_id[static_cast<uint32_t>(id)] = {content, type};
       added_ids[content] = static_cast<uint32_t>(id);
     }
   }
@@ -93,11 +157,20 @@ Result<TokenizerMetadata> build(const TokenizerSources& src) {
 
   TokenizerMetadata out;
   out.vocab_size = n;
-  out.keys.emplace_back("tokenizer.ggml.model", GgufValue("gpt2"));
-  out.keys.emplace_back("tokenizer.ggml.pre", GgufValue(src.pre));
-  out.keys.emplace_back("tokenizer.ggml.tokens", GgufValue::strings(std::move(tokens)));
-  out.keys.emplace_back("tokenizer.ggml.token_type", GgufValue::i32s(std::move(types)));
-  out.keys.emplace_back("tokenizer.ggml.merges", GgufValue::strings(std::move(merges)));
+  if (spm) {  // SentencePiece's form, as llama.cpp writes it: scores, no merges
+    std::vector<float> scores = scores_from_merges(tokens, merges, types);
+    out.keys.emplace_back("tokenizer.ggml.model", GgufValue("llama"));
+    out.keys.emplace_back("tokenizer.ggml.tokens", GgufValue::strings(std::move(tokens)));
+    out.keys.emplace_back("tokenizer.ggml.scores", GgufValue::f32s(std::move(scores)));
+    out.keys.emplace_back("tokenizer.ggml.token_type", GgufValue::i32s(std::move(types)));
+    out.keys.emplace_back("tokenizer.ggml.add_space_prefix", GgufValue(prepends_space(tok)));
+  } else {
+    out.keys.emplace_back("tokenizer.ggml.model", GgufValue("gpt2"));
+    out.keys.emplace_back("tokenizer.ggml.pre", GgufValue(src.pre));
+    out.keys.emplace_back("tokenizer.ggml.tokens", GgufValue::strings(std::move(tokens)));
+    out.keys.emplace_back("tokenizer.ggml.token_type", GgufValue::i32s(std::move(types)));
+    out.keys.emplace_back("tokenizer.ggml.merges", GgufValue::strings(std::move(merges)));
+  }
 
   json config = json::object();
   if (src.tokenizer_config_json) config = json::parse(*src.tokenizer_config_json);
@@ -115,6 +188,7 @@ Result<TokenizerMetadata> build(const TokenizerSources& src) {
   const auto eos = id_of(special_token_text(config, "eos_token"));
   put_id("tokenizer.ggml.eos_token_id", eos ? eos : src.fallback_eos_id);
   put_id("tokenizer.ggml.padding_token_id", id_of(special_token_text(config, "pad_token")));
+  if (spm && !unk.empty()) put_id("tokenizer.ggml.unknown_token_id", id_of(unk));
   if (auto it = config.find("add_bos_token"); it != config.end() && it->is_boolean())
     out.keys.emplace_back("tokenizer.ggml.add_bos_token", GgufValue(it->get<bool>()));
   if (auto t = src.chat_template ? src.chat_template : chat_template_of(config))

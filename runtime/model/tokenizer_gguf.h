@@ -1,8 +1,9 @@
 // HF tokenizer files -> the GGUF tokenizer keys (tokenizer.ggml.*), the form
 // llama.cpp-compatible runtimes and ft's own tokenizer read back.
 //
-// Only byte-level BPE tokenizers (model.type "BPE" without byte fallback, as
-// used by Qwen2/3 and Llama-3) are carried; others give kUnsupported.
+// BPE tokenizers only: byte-level (Qwen2/3, Llama-3) as model "gpt2" with
+// merges; with byte fallback (Llama-2, Mistral, Gemma) as model "llama" with
+// scores derived from the merge ranks. Others give kUnsupported.
 #pragma once
 
 #include <cstdint>

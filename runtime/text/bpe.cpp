@@ -1,5 +1,7 @@
 #include "runtime/text/bpe.h"
 
+#include "runtime/text/utf8.h"
+
 #include <cstring>
 #include <mutex>
 #include <queue>
@@ -119,44 +121,59 @@ BpeModel::~BpeModel() = default;
 
 Result<std::unique_ptr<BpeModel>> BpeModel::create(BpeVocab vocab) {
   std::unique_ptr<BpeModel> model(new BpeModel());
-  model->token_bytes_ = std::move(vocab.token_bytes);
+  model->pieces_ = std::move(vocab.pieces);
+  model->alphabet_ = vocab.alphabet;
   model->ignore_merges_ = vocab.ignore_merges;
-  model->ids_.reserve(model->token_bytes_.size());
-  for (size_t id = 0; id < model->token_bytes_.size(); ++id) {
-    const std::string& bytes = model->token_bytes_[id];
-    // The first id wins when two tokens share bytes, as in a vocab lookup.
-    if (!bytes.empty()) model->ids_.emplace(bytes, static_cast<int32_t>(id));
+  model->unk_id_ = vocab.unk_id;
+  model->fuse_unk_ = vocab.fuse_unk;
+  const int32_t n = model->size();
+  model->ids_.reserve(model->pieces_.size());
+  for (int32_t id = 0; id < n; ++id) {
+    // The first id wins when two tokens share a piece, as in a vocab lookup.
+    if (!model->pieces_[id].empty()) model->ids_.emplace(model->pieces_[id], id);
   }
+  if (vocab.unk_id >= n) return FT_ERROR(ErrorCode::kCorrupt, "unknown token id {} is outside the vocabulary", vocab.unk_id);
   for (int b = 0; b < 256; ++b) {
-    int32_t id = model->find(std::string_view(reinterpret_cast<const char*>(&b), 1));
-    if (id < 0) {
-      return FT_ERROR(ErrorCode::kCorrupt, "byte-level BPE vocabulary has no token for byte 0x{:02X}", b);
+    int32_t id = -1;
+    if (vocab.alphabet == BpeVocab::Alphabet::kBytes) {
+      id = model->find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+      if (id < 0) return FT_ERROR(ErrorCode::kCorrupt, "byte-level BPE vocabulary has no token for byte 0x{:02X}", b);
+    } else {
+      id = vocab.byte_tokens[b];
+      if (id >= n) return FT_ERROR(ErrorCode::kCorrupt, "byte token {} is outside the vocabulary", id);
+      if (id < 0 && vocab.unk_id < 0) {
+        return FT_ERROR(ErrorCode::kCorrupt,
+                        "BPE vocabulary has neither a byte-fallback token for 0x{:02X} nor an unknown token", b);
+      }
     }
     model->byte_ids_[b] = id;
   }
+  if (!vocab.merge_ranks.empty() && vocab.merge_ranks.size() != vocab.merges.size()) {
+    return FT_ERROR(ErrorCode::kInternal, "{} merge ranks for {} merges", vocab.merge_ranks.size(), vocab.merges.size());
+  }
   model->merges_ = std::make_unique<MergeTable>(vocab.merges.size());
-  for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
-    const auto& [left, right] = vocab.merges[rank];
+  for (size_t i = 0; i < vocab.merges.size(); ++i) {
+    const auto& [left, right] = vocab.merges[i];
     int32_t left_id = model->find(left);
     int32_t right_id = model->find(right);
     int32_t result_id = model->find(left + right);
     if (left_id < 0 || right_id < 0 || result_id < 0) {
-      return FT_ERROR(ErrorCode::kCorrupt, "BPE merge {} names a token that is not in the vocabulary",
-                      rank);
+      return FT_ERROR(ErrorCode::kCorrupt, "BPE merge {} names a token that is not in the vocabulary", i);
     }
-    model->merges_->insert(left_id, right_id, Merge{static_cast<int32_t>(rank), result_id});
+    const int32_t rank = vocab.merge_ranks.empty() ? static_cast<int32_t>(i) : vocab.merge_ranks[i];
+    model->merges_->insert(left_id, right_id, Merge{rank, result_id});
   }
   model->cache_ = std::make_unique<PieceCache>();
   return model;
 }
 
-int32_t BpeModel::find(std::string_view bytes) const {
-  auto it = ids_.find(bytes);
+int32_t BpeModel::find(std::string_view piece) const {
+  auto it = ids_.find(piece);
   return it == ids_.end() ? -1 : it->second;
 }
 
 void BpeModel::encode_piece(std::string_view piece, std::vector<int32_t>& out) const {
-  if (piece.size() == 1) {
+  if (piece.size() == 1 && alphabet_ == BpeVocab::Alphabet::kBytes) {
     out.push_back(byte_ids_[static_cast<uint8_t>(piece[0])]);
     return;
   }
@@ -190,11 +207,11 @@ void BpeModel::merge_symbols(std::string_view piece, std::vector<int32_t>& out) 
       return rank != o.rank ? rank > o.rank : left > o.left;
     }
   };
-  const int32_t n = static_cast<int32_t>(piece.size());
+  std::vector<int32_t> initial;
+  initial_symbols(piece, initial);
+  const int32_t n = static_cast<int32_t>(initial.size());
   std::vector<Symbol> symbols(n);
-  for (int32_t i = 0; i < n; ++i) {
-    symbols[i] = Symbol{byte_ids_[static_cast<uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
-  }
+  for (int32_t i = 0; i < n; ++i) symbols[i] = Symbol{initial[i], i - 1, i + 1 < n ? i + 1 : -1};
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
   auto push_pair = [&](int32_t left) {
     int32_t right = symbols[left].next;
@@ -218,7 +235,36 @@ void BpeModel::merge_symbols(std::string_view piece, std::vector<int32_t>& out) 
     push_pair(left.prev);
     push_pair(c.left);
   }
-  for (int32_t i = 0; i >= 0; i = symbols[i].next) out.push_back(symbols[i].id);
+  for (int32_t i = 0; i >= 0 && n > 0; i = symbols[i].next) out.push_back(symbols[i].id);
+}
+
+// Byte-level: one symbol per byte. Characters: the character's token, else
+// the byte-fallback tokens of all its bytes, else the unknown token (one for
+// a run of unknown characters when fuse_unk is set), as HF's BPE with
+// byte_fallback starts a word.
+void BpeModel::initial_symbols(std::string_view piece, std::vector<int32_t>& ids) const {
+  ids.reserve(piece.size());
+  if (alphabet_ == BpeVocab::Alphabet::kBytes) {
+    for (char c : piece) ids.push_back(byte_ids_[static_cast<uint8_t>(c)]);
+    return;
+  }
+  for (size_t pos = 0; pos < piece.size();) {
+    const size_t start = pos;
+    char32_t cp = 0;
+    if (!utf8_next(piece, pos, cp)) pos = start + 1;  // not reached: encode passes valid UTF-8
+    const std::string_view ch = piece.substr(start, pos - start);
+    if (int32_t id = find(ch); id >= 0) {
+      ids.push_back(id);
+      continue;
+    }
+    bool all_bytes = true;
+    for (char c : ch) all_bytes = all_bytes && byte_ids_[static_cast<uint8_t>(c)] >= 0;
+    if (all_bytes) {
+      for (char c : ch) ids.push_back(byte_ids_[static_cast<uint8_t>(c)]);
+    } else if (!(fuse_unk_ && !ids.empty() && ids.back() == unk_id_)) {
+      ids.push_back(unk_id_);
+    }
+  }
 }
 
 }  // namespace ft

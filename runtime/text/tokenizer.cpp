@@ -87,14 +87,75 @@ void decode_one(const Tokenizer::Impl& impl, int32_t id, const DecodeOptions& op
     out += token->content;
     return;
   }
-  if (id < impl.bpe->size()) utf8.push(impl.bpe->token_bytes(id), out);
+  if (id < impl.bpe->size()) utf8.push(impl.bytes_of(id), out);
+}
+
+// SentencePiece-style tokenizers put a space before the text they encode and
+// drop it again when decoding a whole text: `emitted` is the output so far,
+// `chunk` what comes next.
+void strip_first_space(const Tokenizer::Impl& impl, const DecodeOptions& options, bool emitted, std::string& chunk) {
+  if (impl.spaces.strip_first && !options.continuation && !emitted && !chunk.empty() && chunk[0] == ' ') {
+    chunk.erase(0, 1);
+  }
+}
+
+// `body` with each space written as U+2581 and, where the tokenizer says so,
+// one U+2581 in front. `at_start`: the section begins the text.
+void mark_spaces(const SpaceMarker& spaces, std::string_view body, bool at_start, std::string& out) {
+  out.clear();
+  bool prepend = spaces.prepend == SpaceMarker::Prepend::kAlways ||
+                 (spaces.prepend == SpaceMarker::Prepend::kFirst && at_start);
+  if (spaces.unless_marked && body.starts_with(' ')) prepend = false;
+  if (prepend) out += SpaceMarker::kMarker;
+  for (char c : body) {
+    if (c == ' ') {
+      out += SpaceMarker::kMarker;
+    } else {
+      out += c;
+    }
+  }
+}
+
+// What each piece of a SentencePiece-style vocabulary decodes to.
+std::vector<std::string> decoded_pieces(const BpeVocab& vocab) {
+  std::vector<std::string> out(vocab.pieces.size());
+  for (size_t id = 0; id < vocab.pieces.size(); ++id) {
+    const std::string& piece = vocab.pieces[id];
+    std::string& bytes = out[id];
+    for (size_t i = 0; i < piece.size();) {
+      if (piece.compare(i, SpaceMarker::kMarker.size(), SpaceMarker::kMarker) == 0) {
+        bytes += ' ';
+        i += SpaceMarker::kMarker.size();
+      } else {
+        bytes += piece[i++];
+      }
+    }
+  }
+  for (int b = 0; b < 256; ++b) {
+    const int32_t id = vocab.byte_tokens[b];
+    if (id >= 0 && static_cast<size_t>(id) < out.size()) out[id] = std::string(1, static_cast<char>(b));
+  }
+  return out;
 }
 
 }  // namespace
 
+int parse_byte_token(std::string_view piece) {
+  if (piece.size() != 6 || !piece.starts_with("<0x") || piece[5] != '>') return -1;
+  int value = 0;
+  for (char c : piece.substr(3, 2)) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
 Result<Tokenizer> make_tokenizer(TokenizerParts parts) {
   auto impl = std::make_shared<Tokenizer::Impl>();
+  if (parts.vocab.alphabet == BpeVocab::Alphabet::kChars) impl->token_bytes = decoded_pieces(parts.vocab);
   FT_ASSIGN_OR_RETURN(impl->bpe, BpeModel::create(std::move(parts.vocab)));
+  impl->spaces = parts.spaces;
   FT_ASSIGN_OR_RETURN(impl->pre, PreTokenizer::create(parts.patterns));
   impl->nfc = parts.nfc;
   impl->vocab_size = impl->bpe->size();
@@ -138,7 +199,7 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, const Enco
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 2);
   if (options.add_special && impl.add_bos) ids.push_back(impl.bos_id);
-  std::string normalized;
+  std::string normalized, marked;
   auto encode_piece = [&](std::string_view piece) { impl.bpe->encode_piece(piece, ids); };
   for (const Section& section : split_added(impl, text, options.parse_special)) {
     if (section.token != nullptr) {
@@ -146,9 +207,14 @@ Result<std::vector<int32_t>> Tokenizer::encode(std::string_view text, const Enco
       continue;
     }
     std::string_view body = section.text;
+    if (body.empty()) continue;
     if (impl.nfc) {
       normalized = utf8_nfc(body);
       body = normalized;
+    }
+    if (impl.spaces.enabled) {
+      mark_spaces(impl.spaces, body, section.text.data() == text.data(), marked);
+      body = marked;
     }
     FT_RETURN_IF_ERROR(impl.pre.split(body, encode_piece));
   }
@@ -165,6 +231,7 @@ Result<std::string> Tokenizer::decode(std::span<const int32_t> ids, const Decode
     decode_one(impl, id, options, utf8, out);
   }
   utf8.finish(out);
+  strip_first_space(impl, options, false, out);
   return out;
 }
 
@@ -180,25 +247,31 @@ bool Tokenizer::is_special(int32_t id) const {
 
 const AddedToken* Tokenizer::added_token(int32_t id) const { return impl_->added_token(id); }
 
+// Token strings as the vocabulary writes them: byte-level strings for
+// byte-level BPE, the vocabulary's own strings (U+2581, <0xXX>) otherwise.
 std::string Tokenizer::token_string(int32_t id) const {
   if (const AddedToken* token = impl_->added_token(id)) return token->content;
-  return bytes_to_byte_level(token_bytes(id));
+  if (id < 0 || id >= impl_->bpe->size()) return {};
+  if (!impl_->token_bytes.empty()) return impl_->bpe->piece(id);
+  return bytes_to_byte_level(impl_->bpe->piece(id));
 }
 
 std::string_view Tokenizer::token_bytes(int32_t id) const {
   if (id < 0 || id >= impl_->bpe->size() || impl_->added_token(id)) return {};
-  return impl_->bpe->token_bytes(id);
+  return impl_->bytes_of(id);
 }
 
 int32_t Tokenizer::token_id(std::string_view token_string) const {
   for (const AddedToken& token : impl_->added) {
     if (token.content == token_string) return token.id;
   }
+  if (!impl_->token_bytes.empty()) return impl_->bpe->find(token_string);
   return impl_->bpe->find(byte_level_to_bytes(token_string));
 }
 
 struct StreamDecoder::State {
   Utf8LossyDecoder utf8;
+  bool emitted = false;  // some text has gone out
 };
 
 StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, DecodeOptions options)
@@ -211,6 +284,8 @@ Result<std::string> StreamDecoder::push(int32_t id) {
   FT_RETURN_IF_ERROR(check_id(*impl_, id));
   std::string out;
   decode_one(*impl_, id, options_, state_->utf8, out);
+  strip_first_space(*impl_, options_, state_->emitted, out);
+  state_->emitted = state_->emitted || !out.empty();
   return out;
 }
 

@@ -1,16 +1,21 @@
-// Byte-level BPE tokenizer (GPT-2 style, as used by Qwen2/Qwen3 and Llama-3),
-// loaded from an HF tokenizer.json (+ tokenizer_config.json) or from GGUF
-// tokenizer metadata given as plain values (TokenizerSpec).
+// BPE tokenizer, loaded from an HF tokenizer.json (+ tokenizer_config.json)
+// or from GGUF tokenizer metadata given as plain values (TokenizerSpec). Two
+// kinds: byte-level BPE (GPT-2 style, as used by Qwen2/Qwen3 and Llama-3) and
+// SentencePiece-style BPE with byte fallback (Llama-2, Mistral, Gemma:
+// spaces written as U+2581, bytes of unknown characters as <0xXX> tokens).
 //
 // Encode: invalid UTF-8 is first replaced by U+FFFD (maximal subparts, see
 // utf8.h), because the reference tokenizers only ever see Unicode strings;
 // added tokens are split out of the text (longest match first); each other
-// section is normalized (NFC where the tokenizer asks for it), cut into
-// pieces by the pre-tokenizer regexes and BPE-encoded piece by piece.
+// section is normalized (NFC where the tokenizer asks for it; SentencePiece
+// style: spaces to U+2581, maybe one in front), cut into pieces by the
+// pre-tokenizer regexes and BPE-encoded piece by piece.
 //
 // Decode: token bytes are joined and turned into UTF-8, with ill-formed
 // sequences replaced by U+FFFD; added tokens decode to their text and end any
-// byte sequence before them. Decoding never applies HF's
+// byte sequence before them. SentencePiece-style tokenizers that put a space
+// in front when encoding drop the first space of a decoded text (unless
+// DecodeOptions::continuation). Decoding never applies HF's
 // clean_up_tokenization_spaces: a runtime must give back the exact text.
 //
 // Thread safety: a Tokenizer is immutable after loading (the BPE cache locks
@@ -51,16 +56,21 @@ struct TokenizerSpec {
     kByte = 6,
   };
 
-  std::string model;                 // tokenizer.ggml.model: "gpt2" (byte-level BPE)
-  std::string pre;                   // tokenizer.ggml.pre: "qwen2", "llama-bpe", ...
-  std::vector<std::string> tokens;   // tokenizer.ggml.tokens, byte-level strings
-  std::vector<std::string> merges;   // tokenizer.ggml.merges, "left right"
+  // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece
+  // BPE: merges from scores, byte fallback).
+  std::string model;
+  std::string pre;                   // tokenizer.ggml.pre: "qwen2", "llama-bpe", ... (gpt2 only)
+  std::vector<std::string> tokens;   // tokenizer.ggml.tokens: byte-level strings, or pieces with U+2581
+  std::vector<std::string> merges;   // tokenizer.ggml.merges, "left right" (gpt2)
+  std::vector<float> scores;         // tokenizer.ggml.scores (llama): higher merges first
   std::vector<int32_t> token_types;  // tokenizer.ggml.token_type; empty: all normal
   int32_t bos_id = -1;               // tokenizer.ggml.bos_token_id, -1 when absent
   int32_t eos_id = -1;
   int32_t pad_id = -1;
+  int32_t unk_id = -1;   // tokenizer.ggml.unknown_token_id
   bool add_bos = false;  // tokenizer.ggml.add_bos_token
   bool add_eos = false;  // tokenizer.ggml.add_eos_token
+  bool add_space_prefix = true;  // tokenizer.ggml.add_space_prefix (llama)
 };
 
 struct EncodeOptions {
@@ -74,6 +84,9 @@ struct EncodeOptions {
 
 struct DecodeOptions {
   bool skip_special = false;
+  // The ids continue a text decoded before them (generated tokens after a
+  // prompt): a SentencePiece-style tokenizer keeps their first space.
+  bool continuation = false;
 };
 
 class Tokenizer {
@@ -84,7 +97,6 @@ class Tokenizer {
   // A directory holding tokenizer.json (and maybe tokenizer_config.json), or
   // the path of a tokenizer.json (its sibling tokenizer_config.json is read).
   static Result<Tokenizer> from_hf_path(const std::string& path);
-  // kUnsupported for SentencePiece-style models (tokenizer.ggml.model = llama).
   static Result<Tokenizer> from_spec(const TokenizerSpec& spec);
 
   Result<std::vector<int32_t>> encode(std::string_view text, const EncodeOptions& options = {}) const;
@@ -98,12 +110,14 @@ class Tokenizer {
   bool is_special(int32_t id) const;
   // The added token with this id, or nullptr.
   const AddedToken* added_token(int32_t id) const;
-  // The token as its vocabulary writes it: the byte-level string of a BPE
-  // token, the text of an added token; empty for an unknown id.
+  // The token as its vocabulary writes it: the byte-level string of a
+  // byte-level BPE token, the piece of a SentencePiece-style one ("\u2581the",
+  // "<0x0A>"), the text of an added token; empty for an unknown id.
   std::string token_string(int32_t id) const;
   // Id of a token given as its vocabulary string, or -1.
   int32_t token_id(std::string_view token_string) const;
   // Raw bytes a BPE token decodes to (empty for added tokens and unknown ids).
+  // SentencePiece-style: U+2581 as a space, a byte token as its byte.
   std::string_view token_bytes(int32_t id) const;
 
   struct Impl;

@@ -1,8 +1,12 @@
 // Loading a tokenizer from HF's tokenizer.json and tokenizer_config.json.
-// Supported: model BPE over the byte-level alphabet; normalizer null or NFC;
-// pre_tokenizer ByteLevel, Split (behavior Isolated) and Sequences of them;
-// post_processor ByteLevel or TemplateProcessing (for BOS/EOS). Anything
-// else is refused by name rather than tokenized differently.
+// Supported: model BPE over the byte-level alphabet, or with byte_fallback
+// over characters (SentencePiece-style); normalizer null, NFC, Prepend and
+// Replace of spaces by U+2581; pre_tokenizer ByteLevel, Split (behavior
+// Isolated), Metaspace and Sequences of them; post_processor ByteLevel or
+// TemplateProcessing (for BOS/EOS); for byte fallback, the decoders that undo
+// the U+2581 spaces (Replace, ByteFallback, Fuse, Strip of one leading space,
+// Metaspace). Anything else is refused by name rather than tokenized
+// differently.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +19,12 @@ namespace {
 
 using nlohmann::json;
 
+// A vocabulary string as the BPE model keeps it: raw bytes for byte-level
+// BPE, the string itself for byte fallback.
+std::string to_piece(const TokenizerParts& parts, const std::string& token) {
+  return parts.vocab.alphabet == BpeVocab::Alphabet::kChars ? token : byte_level_to_bytes(token);
+}
+
 // A boolean field that may be missing or null (both read as false).
 bool flag(const json& node, const char* key) {
   return node.contains(key) && node[key].is_boolean() && node[key].get<bool>();
@@ -25,6 +35,17 @@ std::string type_of(const json& node) {
                                                                                : std::string();
 }
 
+bool is_marker(const json& node, const char* key) {
+  return node.contains(key) && node[key].is_string() && node[key].get<std::string>() == SpaceMarker::kMarker;
+}
+
+// A Replace whose pattern is the string `from` and whose content is `to`.
+bool is_replace(const json& node, std::string_view from, std::string_view to) {
+  const json& pattern = node.value("pattern", json::object());
+  return pattern.contains("String") && pattern["String"].is_string() && pattern["String"].get<std::string>() == from &&
+         node.value("content", std::string()) == to;
+}
+
 Status read_normalizer(const json& node, TokenizerParts& parts) {
   if (node.is_null()) return Status::ok_status();
   std::string type = type_of(node);
@@ -32,11 +53,20 @@ Status read_normalizer(const json& node, TokenizerParts& parts) {
     parts.nfc = true;
     return Status::ok_status();
   }
+  if (type == "Prepend" && is_marker(node, "prepend")) {  // SentencePiece's space in front
+    parts.spaces.prepend = SpaceMarker::Prepend::kAlways;
+    return Status::ok_status();
+  }
+  if (type == "Replace" && is_replace(node, " ", SpaceMarker::kMarker)) {
+    parts.spaces.enabled = true;
+    return Status::ok_status();
+  }
   if (type == "Sequence") {
     for (const json& item : node.at("normalizers")) FT_RETURN_IF_ERROR(read_normalizer(item, parts));
     return Status::ok_status();
   }
-  return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json normalizer \"{}\" is not supported", type);
+  return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json normalizer \"{}\" is not supported{}", type,
+                  type == "Prepend" || type == "Replace" ? " (only U+2581 for spaces)" : "");
 }
 
 // PCRE2 reads \Q...\E as a literal, so a String pattern needs no escaping
@@ -52,6 +82,20 @@ std::string literal_pattern(const std::string& text) {
     }
   }
   return out + "\\E";
+}
+
+// Metaspace's prepend_scheme ("always", "first", "never"), or the older
+// add_prefix_space flag.
+Result<SpaceMarker::Prepend> metaspace_prepend(const json& node) {
+  if (!node.contains("prepend_scheme")) {
+    return flag(node, "add_prefix_space") || !node.contains("add_prefix_space") ? SpaceMarker::Prepend::kAlways
+                                                                                 : SpaceMarker::Prepend::kNever;
+  }
+  const std::string scheme = node["prepend_scheme"].is_string() ? node["prepend_scheme"].get<std::string>() : "";
+  if (scheme == "always") return SpaceMarker::Prepend::kAlways;
+  if (scheme == "first") return SpaceMarker::Prepend::kFirst;
+  if (scheme == "never") return SpaceMarker::Prepend::kNever;
+  return FT_ERROR(ErrorCode::kUnsupported, "Metaspace prepend_scheme \"{}\" is not supported", scheme);
 }
 
 Status read_pre_tokenizer(const json& node, TokenizerParts& parts, bool& byte_level) {
@@ -83,7 +127,47 @@ Status read_pre_tokenizer(const json& node, TokenizerParts& parts, bool& byte_le
     }
     return Status::ok_status();
   }
+  if (type == "Metaspace") {
+    if (!is_marker(node, "replacement")) {
+      return FT_ERROR(ErrorCode::kUnsupported, "Metaspace pre-tokenizer with a replacement other than U+2581");
+    }
+    FT_ASSIGN_OR_RETURN(parts.spaces.prepend, metaspace_prepend(node));
+    parts.spaces.enabled = true;
+    parts.spaces.unless_marked = true;
+    // split: each U+2581 starts a new piece.
+    if (!node.contains("split") || flag(node, "split")) parts.patterns.push_back("\u2581[^\u2581]*");
+    return Status::ok_status();
+  }
   return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json pre_tokenizer \"{}\" is not supported", type);
+}
+
+// The decoder of a SentencePiece-style tokenizer: it must turn U+2581 back
+// into spaces and byte tokens into bytes, as decode does; what it adds is
+// whether a whole text loses its first space.
+Status read_spm_decoder(const json& node, TokenizerParts& parts, bool& unmarks) {
+  std::string type = type_of(node);
+  if (type == "Sequence") {
+    for (const json& item : node.at("decoders")) FT_RETURN_IF_ERROR(read_spm_decoder(item, parts, unmarks));
+    return Status::ok_status();
+  }
+  if (type == "Replace" && is_replace(node, SpaceMarker::kMarker, " ")) {
+    unmarks = true;
+    return Status::ok_status();
+  }
+  if (type == "ByteFallback" || type == "Fuse") return Status::ok_status();
+  if (type == "Strip" && node.value("content", std::string()) == " " && node.value("start", 0) <= 1 &&
+      node.value("stop", 0) == 0) {
+    parts.spaces.strip_first = node.value("start", 0) == 1;
+    return Status::ok_status();
+  }
+  if (type == "Metaspace" && is_marker(node, "replacement")) {
+    FT_ASSIGN_OR_RETURN(SpaceMarker::Prepend prepend, metaspace_prepend(node));
+    parts.spaces.strip_first = prepend != SpaceMarker::Prepend::kNever;
+    unmarks = true;
+    return Status::ok_status();
+  }
+  return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json decoder \"{}\" is not supported with byte fallback",
+                  type.empty() ? node.dump().substr(0, 60) : type);
 }
 
 // BOS/EOS from a TemplateProcessing post-processor: the special tokens that
@@ -118,29 +202,39 @@ Status read_model(const json& model, TokenizerParts& parts) {
   if (!type.empty() && type != "BPE") {
     return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json model type \"{}\" is not supported (only BPE)", type);
   }
-  if (flag(model, "byte_fallback")) {
-    return FT_ERROR(ErrorCode::kUnsupported,
-                    "BPE with byte_fallback (SentencePiece-style) is not supported yet; only byte-level BPE is");
-  }
+  if (flag(model, "byte_fallback")) parts.vocab.alphabet = BpeVocab::Alphabet::kChars;
   for (const auto& [token, id_node] : model.at("vocab").items()) {
     int64_t id = id_node.get<int64_t>();
     if (id < 0 || id > (1 << 24)) return FT_ERROR(ErrorCode::kCorrupt, "vocab token has id {}", id);
-    if (static_cast<size_t>(id) >= parts.vocab.token_bytes.size()) parts.vocab.token_bytes.resize(id + 1);
-    parts.vocab.token_bytes[id] = byte_level_to_bytes(token);
+    if (static_cast<size_t>(id) >= parts.vocab.pieces.size()) parts.vocab.pieces.resize(id + 1);
+    parts.vocab.pieces[id] = to_piece(parts, token);
   }
   for (const json& merge : model.at("merges")) {
     if (merge.is_array()) {
-      parts.vocab.merges.emplace_back(byte_level_to_bytes(merge.at(0).get<std::string>()),
-                                      byte_level_to_bytes(merge.at(1).get<std::string>()));
+      parts.vocab.merges.emplace_back(to_piece(parts, merge.at(0).get<std::string>()),
+                                      to_piece(parts, merge.at(1).get<std::string>()));
       continue;
     }
     std::string text = merge.get<std::string>();
     size_t space = text.find(' ');
     if (space == std::string::npos) return FT_ERROR(ErrorCode::kCorrupt, "BPE merge \"{}\" has no space", text);
-    parts.vocab.merges.emplace_back(byte_level_to_bytes(text.substr(0, space)),
-                                    byte_level_to_bytes(text.substr(space + 1)));
+    parts.vocab.merges.emplace_back(to_piece(parts, text.substr(0, space)), to_piece(parts, text.substr(space + 1)));
   }
   parts.vocab.ignore_merges = flag(model, "ignore_merges");
+  if (parts.vocab.alphabet == BpeVocab::Alphabet::kChars) {
+    parts.vocab.byte_tokens.fill(-1);
+    for (size_t id = 0; id < parts.vocab.pieces.size(); ++id) {
+      const int byte = parse_byte_token(parts.vocab.pieces[id]);
+      if (byte >= 0 && parts.vocab.byte_tokens[byte] < 0) parts.vocab.byte_tokens[byte] = static_cast<int32_t>(id);
+    }
+    if (model.contains("unk_token") && model["unk_token"].is_string()) {
+      const std::string unk = model["unk_token"].get<std::string>();
+      for (size_t id = 0; id < parts.vocab.pieces.size() && parts.vocab.unk_id < 0; ++id) {
+        if (parts.vocab.pieces[id] == unk) parts.vocab.unk_id = static_cast<int32_t>(id);
+      }
+    }
+    parts.vocab.fuse_unk = flag(model, "fuse_unk");
+  }
   return Status::ok_status();
 }
 
@@ -171,9 +265,9 @@ int32_t config_token_id(const json& config, const char* key, const TokenizerPart
   for (const AddedToken& token : parts.added) {
     if (token.content == content) return token.id;
   }
-  std::string bytes = byte_level_to_bytes(content);
-  for (size_t id = 0; id < parts.vocab.token_bytes.size(); ++id) {
-    if (parts.vocab.token_bytes[id] == bytes) return static_cast<int32_t>(id);
+  const std::string piece = to_piece(parts, content);
+  for (size_t id = 0; id < parts.vocab.pieces.size(); ++id) {
+    if (parts.vocab.pieces[id] == piece) return static_cast<int32_t>(id);
   }
   return -1;
 }
@@ -201,8 +295,20 @@ Result<TokenizerParts> read_parts(std::string_view tokenizer_json, std::string_v
   FT_RETURN_IF_ERROR(read_model(root.at("model"), parts));
   FT_RETURN_IF_ERROR(read_normalizer(root.value("normalizer", json()), parts));
   FT_RETURN_IF_ERROR(read_pre_tokenizer(root.value("pre_tokenizer", json()), parts, byte_level));
-  if (!byte_level) {
-    return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json has no ByteLevel pre-tokenizer; only byte-level BPE is supported");
+  if (parts.vocab.alphabet == BpeVocab::Alphabet::kChars) {
+    if (byte_level) return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json has both byte fallback and ByteLevel");
+    if (!parts.spaces.enabled) {
+      return FT_ERROR(ErrorCode::kUnsupported,
+                      "tokenizer.json has byte fallback but does not write spaces as U+2581 (no Replace normalizer "
+                      "or Metaspace pre-tokenizer)");
+    }
+    bool unmarks = false;
+    FT_RETURN_IF_ERROR(read_spm_decoder(root.value("decoder", json()), parts, unmarks));
+    if (!unmarks) return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json decoder does not turn U+2581 into spaces");
+  } else if (!byte_level) {
+    return FT_ERROR(ErrorCode::kUnsupported,
+                    "tokenizer.json has neither a ByteLevel pre-tokenizer nor byte fallback; only those BPE kinds are "
+                    "supported");
   }
   read_post_processor(root.value("post_processor", json()), parts);
   read_added_tokens(root.value("added_tokens", json::array()), parts);

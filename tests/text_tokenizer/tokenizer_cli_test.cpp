@@ -64,13 +64,20 @@ TEST_P(TokenizerCliTest, TokenizeAndDetokenize) {
   }
   CommandResult back = run_command(ft_model_path() + " detokenize --model " + model + id_args);
   ASSERT_EQ(back.exit_code, 0) << back.output;
-  EXPECT_EQ(back.output, text + "\n");
+  // SentencePiece-style: a BOS in front, and the space encode put after it.
+  const std::string bos = tokenizer->bos_id() >= 0 && expected.front() == tokenizer->bos_id()
+                              ? tokenizer->token_string(tokenizer->bos_id()) + (GetParam() == "llama2" ? " " : "")
+                              : "";
+  EXPECT_EQ(back.output, bos + text + "\n");
 }
 
 TEST_P(TokenizerCliTest, NoSpecialEncodesMarkersAsText) {
   const Tokenizer* tokenizer = load_tokenizer(GetParam());
   ASSERT_NE(tokenizer, nullptr);
-  const std::string text = GetParam() == "qwen3" ? "<|im_start|>" : "<|begin_of_text|>";
+  const std::string text = GetParam() == "qwen3"    ? "<|im_start|>"
+                           : GetParam() == "llama3" ? "<|begin_of_text|>"
+                           : GetParam() == "llama2" ? "</s>"
+                                                    : "<eos>";
   std::string model = shell_quote(tokenizer_dir(GetParam()));
   CommandResult out =
       run_command(ft_model_path() + " tokenize --no-special --model " + model + " " + shell_quote(text));
@@ -107,7 +114,8 @@ TEST_P(TokenizerCliTest, GgufModelTokenizesLikeTokenizerJson) {
   CommandResult synth = run_command(
       ft_model_path() + " synth --arch " + (GetParam() == "qwen3" ? "qwen3" : "llama") +
       " --layers 1 --hidden 64 --intermediate 64 --heads 1 --kv-heads 1 --head-dim 64 --vocab-from " +
-      shell_quote(tokenizer_dir(GetParam()) + "/tokenizer.json") + " -o " + shell_quote(gguf));
+      shell_quote(tokenizer_dir(GetParam()) + "/tokenizer.json") + " --tokenizer-config " +
+      shell_quote(tokenizer_dir(GetParam()) + "/tokenizer_config.json") + " -o " + shell_quote(gguf));
   ASSERT_EQ(synth.exit_code, 0) << synth.output;
   for (const std::string text : {"Hello <|im_start|>wörld 12345 <think> café 😀", "<|begin_of_text|>x\n\n  y",
                                  "def f(x):\n\treturn x  # 1234567"}) {
@@ -118,7 +126,7 @@ TEST_P(TokenizerCliTest, GgufModelTokenizesLikeTokenizerJson) {
   (void)remove_tree(*dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Real, TokenizerCliTest, ::testing::Values("qwen3", "llama3"));
+INSTANTIATE_TEST_SUITE_P(Real, TokenizerCliTest, ::testing::Values("qwen3", "llama3", "llama2", "gemma"));
 
 }  // namespace
 }  // namespace ft::test

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/files.h"
@@ -112,10 +113,10 @@ TEST(TokenizerBpe, DecodeRejectsUnknownIds) {
 
 TEST(TokenizerSpec, RefusesUnsupportedModels) {
   TokenizerSpec spec;
-  spec.model = "llama";
+  spec.model = "bert";
   Status status = Tokenizer::from_spec(spec).status();
   EXPECT_EQ(status.code(), ErrorCode::kUnsupported);
-  EXPECT_NE(status.message().find("not supported yet"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("\"bert\" is not supported"), std::string::npos) << status.message();
 
   spec.model = "gpt2";
   spec.pre = "some-future-model";
@@ -127,6 +128,97 @@ TEST(TokenizerSpec, RefusesUnsupportedModels) {
   spec.tokens = {"a"};
   spec.token_types = {1, 1};
   EXPECT_EQ(Tokenizer::from_spec(spec).status().code(), ErrorCode::kCorrupt);
+}
+
+// A tiny SentencePiece-style vocabulary as GGUF stores it: <unk>, <s>,
+// </s>, the 256 byte tokens (ids 3-258), then pieces with scores.
+TokenizerSpec tiny_sentencepiece() {
+  TokenizerSpec spec;
+  spec.model = "llama";
+  auto add = [&](std::string text, float score, int32_t type) {
+    spec.tokens.push_back(std::move(text));
+    spec.scores.push_back(score);
+    spec.token_types.push_back(type);
+  };
+  add("<unk>", 0, TokenizerSpec::kUnknown);
+  add("<s>", 0, TokenizerSpec::kControl);
+  add("</s>", 0, TokenizerSpec::kControl);
+  for (int b = 0; b < 256; ++b) add(fmt::format("<0x{:02X}>", b), 0, TokenizerSpec::kByte);
+  const std::string sp = "\u2581";
+  add(sp, -1, TokenizerSpec::kNormal);         // 259
+  add("a", -2, TokenizerSpec::kNormal);        // 260
+  add("b", -3, TokenizerSpec::kNormal);        // 261
+  add("c", -4, TokenizerSpec::kNormal);        // 262
+  add("ab", -10, TokenizerSpec::kNormal);      // 263
+  add("bc", -5, TokenizerSpec::kNormal);       // 264
+  add(sp + "a", -20, TokenizerSpec::kNormal);  // 265
+  add(sp + sp, -7, TokenizerSpec::kNormal);    // 266
+  add("aa", -6, TokenizerSpec::kNormal);       // 267
+  spec.unk_id = 0;
+  spec.bos_id = 1;
+  spec.eos_id = 2;
+  spec.add_bos = true;
+  return spec;
+}
+
+// Hand-worked: the pair whose joined piece scores best merges first (bc
+// before ab), the leftmost of equal pairs (aa|a), a space in front of each
+// text section, bytes for a character with no piece, and decode drops the
+// space it added unless the ids continue a text.
+TEST(TokenizerSpec, SentencePieceMergesByScoreWithByteFallback) {
+  Result<Tokenizer> t = Tokenizer::from_spec(tiny_sentencepiece());
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->encode("abc").value(), (std::vector<int32_t>{1, 265, 264}));
+  EXPECT_EQ(t->encode("aaa").value(), (std::vector<int32_t>{1, 259, 267, 260}));
+  EXPECT_EQ(t->encode("a b").value(), (std::vector<int32_t>{1, 265, 259, 261}));
+  EXPECT_EQ(t->encode("a</s>b").value(), (std::vector<int32_t>{1, 265, 2, 259, 261}));
+  EXPECT_EQ(t->encode("\xC3\xA9").value(), (std::vector<int32_t>{1, 259, 3 + 0xC3, 3 + 0xA9}));
+  EXPECT_EQ(t->encode("").value(), (std::vector<int32_t>{1}));
+
+  EXPECT_EQ(t->decode(std::vector<int32_t>{265, 264}).value(), "abc");
+  EXPECT_EQ(t->decode(std::vector<int32_t>{1, 265, 264}).value(), "<s> abc");
+  EXPECT_EQ(t->decode(std::vector<int32_t>{1, 265, 264}, DecodeOptions{.skip_special = true}).value(), "abc");
+  EXPECT_EQ(t->decode(std::vector<int32_t>{265, 264}, DecodeOptions{.continuation = true}).value(), " abc");
+  EXPECT_EQ(t->decode(std::vector<int32_t>{259, 3 + 0xC3, 3 + 0xA9}).value(), "\xC3\xA9");
+  EXPECT_EQ(t->token_string(265), "\u2581a");
+  EXPECT_EQ(t->token_bytes(265), " a");
+  EXPECT_EQ(t->token_bytes(3 + 0x41), "A");
+  EXPECT_EQ(t->token_id("\u2581a"), 265);
+  EXPECT_TRUE(t->is_special(0));  // <unk>, as HF's files mark it
+
+  // Streaming: the first space goes only at the start of a whole text.
+  StreamDecoder whole(*t);
+  EXPECT_EQ(whole.push(265).value(), "a");
+  EXPECT_EQ(whole.push(259).value(), " ");
+  StreamDecoder continued(*t, DecodeOptions{.continuation = true});
+  EXPECT_EQ(continued.push(265).value(), " a");
+
+  TokenizerSpec no_prefix = tiny_sentencepiece();
+  no_prefix.add_space_prefix = false;
+  Result<Tokenizer> plain = Tokenizer::from_spec(no_prefix);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->encode("abc").value(), (std::vector<int32_t>{1, 260, 264}));
+  EXPECT_EQ(plain->decode(std::vector<int32_t>{259, 260}).value(), " a");
+}
+
+TEST(TokenizerSpec, SentencePieceRefusesBrokenValues) {
+  TokenizerSpec spec = tiny_sentencepiece();
+  spec.scores.pop_back();
+  EXPECT_EQ(Tokenizer::from_spec(spec).status().code(), ErrorCode::kCorrupt);
+  spec = tiny_sentencepiece();
+  spec.tokens[3] = "<0xZZ>";
+  Status status = Tokenizer::from_spec(spec).status();
+  EXPECT_EQ(status.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(status.message().find("<0xZZ>"), std::string::npos) << status.message();
+  spec = tiny_sentencepiece();
+  spec.unk_id = -1;  // and no byte token for 0x00: nothing left for that byte
+  spec.token_types[3] = TokenizerSpec::kUnused;
+  EXPECT_EQ(Tokenizer::from_spec(spec).status().code(), ErrorCode::kCorrupt);
+  spec.unk_id = 0;  // with an unknown token the byte falls back to it
+  Result<Tokenizer> t = Tokenizer::from_spec(spec);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->encode(std::string("\0b", 2), EncodeOptions{.add_special = false}).value(),
+            (std::vector<int32_t>{259, 0, 261}));
 }
 
 TEST(TokenizerQwen3, SpecialTokensAsText) {
