@@ -79,6 +79,11 @@ class EngineImpl final : public Engine {
     tokenizer_ = std::move(tokenizer);
     if (!o.chat_template_path.empty()) {
       FT_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::load(o.chat_template_path));
+      // A bare template file names no special tokens; the model's tokenizer knows them.
+      const std::pair<const char*, int32_t> specials[] = {
+          {"bos_token", tokenizer_->bos_id()}, {"eos_token", tokenizer_->eos_id()}, {"pad_token", tokenizer_->pad_id()}};
+      for (const auto& [name, id] : specials)
+        if (id >= 0 && !t.has_special_token(name)) t.set_special_token(name, tokenizer_->token_string(id));
       template_ = std::move(t);
     } else if (auto t = load_model_chat_template(o.model_path, weights_.gguf()); t.ok()) {
       template_ = std::move(*t);

@@ -192,6 +192,8 @@ void ChatTemplate::set_special_token(const std::string& name, std::string value)
   special_tokens_[name] = std::move(value);
 }
 
+bool ChatTemplate::has_special_token(const std::string& name) const { return special_tokens_.contains(name); }
+
 Result<std::string> ChatTemplate::render(const ChatRenderOptions& options) const {
   if (!options.messages.is_array()) return FT_ERROR(ErrorCode::kInvalidArgument, "messages must be a JSON array");
   if (!options.tools.is_null() && !options.tools.is_array()) {

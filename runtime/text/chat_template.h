@@ -68,6 +68,7 @@ class ChatTemplate {
   const std::string* source(const std::string& name) const;
   // Sets or replaces a special-token variable (bos_token, eos_token, ...).
   void set_special_token(const std::string& name, std::string value);
+  bool has_special_token(const std::string& name) const;
 
  private:
   struct Variant {

@@ -319,13 +319,14 @@ test("queue full is a 503", async () => {
 
 test("flags: --chat-template, --served-model-name, --kv-cache-mb", async () => {
   const template = join(workDir, "plain.jinja");
-  writeFileSync(template, "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}");
+  // A bare template file: eos_token comes from the model's tokenizer.
+  writeFileSync(template, "{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}");
   const other = await startServer(["--chat-template", template, "--served-model-name", "other", "--kv-cache-mb", "1", "--ctx", "64"]);
   try {
     const c = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: "x", maxRetries: 0 });
     assert.deepEqual((await c.models.list()).data.map((m) => m.id), ["other"]);
     const tpl = await raw("/apply-template", { s: other, body: { messages: [{ role: "user", content: "Hi" }] } });
-    assert.equal(tpl.json.prompt, "[user] Hi\n[assistant] ");
+    assert.equal(tpl.json.prompt, "[user] Hi<|im_end|>\n[assistant] ");
     const r = await c.chat.completions.create({ ...chatRequest(1), model: "other", max_tokens: 3 });
     assert.equal(r.usage.completion_tokens, 3);
     await expectApiError(c.chat.completions.create(chatRequest(1)), 404);  // "tiny" is not served here
