@@ -132,7 +132,9 @@ TEST_F(EngineTest, BatchedOutputsEqualSoloOutputsAndPrefixIsReused) {
     ASSERT_TRUE(engine->submit({prompts[i], params(100 + i, 6 + i % 3), c.callback()}).ok());
     ASSERT_TRUE(c.wait());
     solo[i] = c.tokens;
-    if (i > 0) EXPECT_GE(c.last.cached_prompt_tokens, 16) << "prompt " << i << " shares its first blocks";
+    if (i > 0) {
+      EXPECT_GE(c.last.cached_prompt_tokens, 16) << "prompt " << i << " shares its first blocks";
+    }
   }
   std::vector<std::unique_ptr<Collector>> batch;
   for (size_t i = 0; i < prompts.size(); ++i) {
