@@ -175,12 +175,15 @@ Result<ModelArch> arch_from_hf(const json& j) {
     name = (*a)[0].get<std::string>();
   std::string model_type = j.value("model_type", std::string());
   if (name == "LlamaForCausalLM" || (name.empty() && model_type == "llama")) return ModelArch::kLlama;
+  // Mistral is Llama with a sliding attention window (see config_from_hf_object).
+  if (name == "MistralForCausalLM" || (name.empty() && model_type == "mistral")) return ModelArch::kLlama;
   if (name == "Qwen2ForCausalLM" || (name.empty() && model_type == "qwen2")) return ModelArch::kQwen2;
   if (name == "Qwen3ForCausalLM" || (name.empty() && model_type == "qwen3")) return ModelArch::kQwen3;
   if (name == "Qwen3MoeForCausalLM" || model_type == "qwen3_moe")
     return FT_ERROR(ErrorCode::kUnsupported, "Qwen3-MoE (Qwen3MoeForCausalLM) is not yet supported");
   return FT_ERROR(ErrorCode::kUnsupported,
-                  "model {} is not supported (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM are)",
+                  "model {} is not supported (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+                  "Qwen3ForCausalLM are)",
                   name.empty() ? model_type : name);
 }
 
@@ -263,6 +266,14 @@ Result<ModelConfig> config_from_hf_object(const json& j) {
     FT_ASSIGN_OR_RETURN(c.rope_theta, hf_float(rope_params, "rope_theta", c.rope_theta));
   }
   FT_ASSIGN_OR_RETURN(c.max_positions, hf_u32(j, "max_position_embeddings", 0u));
+  // A sliding attention window (Mistral; Qwen2 with use_sliding_window): ft
+  // attends to the whole context, which is the same thing up to the window's
+  // length, so the context stops there.
+  const bool windowed = j.value("model_type", std::string()) == "mistral" || j.value("use_sliding_window", false);
+  if (auto w = j.find("sliding_window"); windowed && w != j.end() && w->is_number_unsigned() && w->get<uint64_t>() > 0 &&
+                                         (c.max_positions == 0 || w->get<uint64_t>() < c.max_positions)) {
+    c.max_positions = w->get<uint32_t>();
+  }
   c.tied_embeddings = j.value("tie_word_embeddings", false);
   c.qkv_bias = c.arch == ModelArch::kQwen2 || j.value("attention_bias", false);
   c.qk_norm = c.arch == ModelArch::kQwen3;

@@ -40,6 +40,30 @@ TEST(ModelConfigHf, LlamaWithLlama3RopeScaling) {
   for (size_t i = 1; i < 32; ++i) EXPECT_GE(c->rope_scaling.freq_factors[i], c->rope_scaling.freq_factors[i - 1]);
 }
 
+// Mistral loads as Llama; its attention window bounds the context (ft's full
+// attention equals the window's up to that length).
+TEST(ModelConfigHf, MistralIsLlamaWithTheContextAtItsWindow) {
+  json j = hf_base("MistralForCausalLM");
+  j["model_type"] = "mistral";
+  j["max_position_embeddings"] = 32768;
+  j["sliding_window"] = 4096;
+  auto c = config_from_hf_json(j.dump());
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->arch, ModelArch::kLlama);
+  EXPECT_EQ(c->max_positions, 4096u);
+  j["sliding_window"] = nullptr;  // Mistral v0.2 and later
+  c = config_from_hf_json(j.dump());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->max_positions, 32768u);
+  // Qwen2 writes a window but uses it only with use_sliding_window.
+  json q = hf_base("Qwen2ForCausalLM");
+  q["sliding_window"] = 4096;
+  q["use_sliding_window"] = false;
+  EXPECT_EQ(config_from_hf_json(q.dump())->max_positions, 8192u);
+  q["use_sliding_window"] = true;
+  EXPECT_EQ(config_from_hf_json(q.dump())->max_positions, 4096u);
+}
+
 TEST(ModelConfigHf, Qwen2HasQkvBias) {
   json j = hf_base("Qwen2ForCausalLM");
   j["tie_word_embeddings"] = true;
