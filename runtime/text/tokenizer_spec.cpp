@@ -133,44 +133,39 @@ Status read_spm_vocab(const TokenizerSpec& spec, TokenizerParts& parts) {
   return Status::ok_status();
 }
 
-}  // namespace
-
-Result<Tokenizer> Tokenizer::from_spec(const TokenizerSpec& spec) {
-  if (spec.model == "llama") {
-    TokenizerParts parts;
-    FT_RETURN_IF_ERROR(read_spm_vocab(spec, parts));
-    FT_RETURN_IF_ERROR(check_id("bos", spec.bos_id, spec.tokens.size()));
-    FT_RETURN_IF_ERROR(check_id("eos", spec.eos_id, spec.tokens.size()));
-    FT_RETURN_IF_ERROR(check_id("pad", spec.pad_id, spec.tokens.size()));
-    FT_RETURN_IF_ERROR(check_id("unknown", spec.unk_id, spec.tokens.size()));
-    parts.bos_id = spec.bos_id;
-    parts.eos_id = spec.eos_id;
-    parts.pad_id = spec.pad_id;
-    parts.add_bos = spec.add_bos;
-    parts.add_eos = spec.add_eos;
-    return make_tokenizer(std::move(parts));
-  }
-  if (spec.model != "gpt2") {
-    return FT_ERROR(ErrorCode::kUnsupported,
-                    "tokenizer.ggml.model \"{}\" is not supported (gpt2: byte-level BPE; llama: SentencePiece BPE)",
-                    spec.model);
-  }
-  if (spec.pre.empty()) {
-    return FT_ERROR(ErrorCode::kUnsupported, "GGUF tokenizer has no tokenizer.ggml.pre, so its pre-tokenizer is unknown");
-  }
-  TokenizerParts parts;
-  FT_ASSIGN_OR_RETURN(parts.patterns, pretokenizer_patterns_for_gguf(spec.pre));
-  parts.nfc = spec.pre == "qwen2";
-  parts.vocab.ignore_merges = spec.pre == "llama-bpe" || spec.pre == "llama3";
-  FT_RETURN_IF_ERROR(read_vocab(spec, parts));
+// The special-token ids and flags, checked against the vocabulary.
+Status read_specials(const TokenizerSpec& spec, TokenizerParts& parts) {
   FT_RETURN_IF_ERROR(check_id("bos", spec.bos_id, spec.tokens.size()));
   FT_RETURN_IF_ERROR(check_id("eos", spec.eos_id, spec.tokens.size()));
   FT_RETURN_IF_ERROR(check_id("pad", spec.pad_id, spec.tokens.size()));
+  FT_RETURN_IF_ERROR(check_id("unknown", spec.unk_id, spec.tokens.size()));
   parts.bos_id = spec.bos_id;
   parts.eos_id = spec.eos_id;
   parts.pad_id = spec.pad_id;
   parts.add_bos = spec.add_bos;
   parts.add_eos = spec.add_eos;
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Result<Tokenizer> Tokenizer::from_spec(const TokenizerSpec& spec) {
+  TokenizerParts parts;
+  if (spec.model == "llama") {
+    FT_RETURN_IF_ERROR(read_spm_vocab(spec, parts));
+  } else if (spec.model != "gpt2") {
+    return FT_ERROR(ErrorCode::kUnsupported,
+                    "tokenizer.ggml.model \"{}\" is not supported (gpt2: byte-level BPE; llama: SentencePiece BPE)",
+                    spec.model);
+  } else if (spec.pre.empty()) {
+    return FT_ERROR(ErrorCode::kUnsupported, "GGUF tokenizer has no tokenizer.ggml.pre, so its pre-tokenizer is unknown");
+  } else {
+    FT_ASSIGN_OR_RETURN(parts.patterns, pretokenizer_patterns_for_gguf(spec.pre));
+    parts.nfc = spec.pre == "qwen2";
+    parts.vocab.ignore_merges = spec.pre == "llama-bpe" || spec.pre == "llama3";
+    FT_RETURN_IF_ERROR(read_vocab(spec, parts));
+  }
+  FT_RETURN_IF_ERROR(read_specials(spec, parts));
   return make_tokenizer(std::move(parts));
 }
 

@@ -113,6 +113,28 @@ TokenizerSpec spec_from_converter(const std::string& name) {
   return spec;
 }
 
+// A byte-level tokenizer's vocabulary and merges as GGUF keeps them.
+TokenizerSpec byte_level_spec(const std::string& name, const Tokenizer& json_tokenizer) {
+  TokenizerSpec spec;
+  spec.model = "gpt2";
+  spec.pre = name == "qwen3" ? "qwen2" : "llama-bpe";
+  for (int32_t id = 0; id < json_tokenizer.vocab_size(); ++id) {
+    spec.tokens.push_back(json_tokenizer.token_string(id));
+    const AddedToken* added = json_tokenizer.added_token(id);
+    spec.token_types.push_back(added == nullptr  ? TokenizerSpec::kNormal
+                               : added->special ? TokenizerSpec::kControl
+                                                : TokenizerSpec::kUserDefined);
+  }
+  const nlohmann::json root = nlohmann::json::parse(read_file(tokenizer_dir(name) + "/tokenizer.json").value());
+  for (const auto& merge : root["model"]["merges"]) {
+    spec.merges.push_back(merge.is_array() ? merge[0].get<std::string>() + " " + merge[1].get<std::string>()
+                                           : merge.get<std::string>());
+  }
+  spec.bos_id = json_tokenizer.bos_id();
+  spec.eos_id = json_tokenizer.eos_id();
+  return spec;
+}
+
 // The GGUF path: the same vocabulary given as TokenizerSpec values (as the
 // GGUF reader fills them) must tokenize exactly like tokenizer.json. For
 // SentencePiece-style tokenizers the values are what ft-model convert writes
@@ -120,52 +142,26 @@ TokenizerSpec spec_from_converter(const std::string& name) {
 TEST_P(TokenizerJsTest, SpecFromGgufValuesMatchesJson) {
   const Tokenizer* json_tokenizer = load_tokenizer(GetParam());
   ASSERT_NE(json_tokenizer, nullptr);
+  TokenizerSpec spec;
   if (is_sentencepiece(GetParam())) {
-    TokenizerSpec spec = spec_from_converter(GetParam());
+    spec = spec_from_converter(GetParam());
     EXPECT_EQ(spec.model, "llama");
     EXPECT_EQ(spec.add_space_prefix, GetParam() == "llama2");
-    Result<Tokenizer> spec_tokenizer = Tokenizer::from_spec(spec);
-    ASSERT_TRUE(spec_tokenizer.ok()) << spec_tokenizer.status().to_string();
-    EXPECT_EQ(spec_tokenizer->vocab_size(), json_tokenizer->vocab_size());
-    EXPECT_EQ(spec_tokenizer->bos_id(), json_tokenizer->bos_id());
-    int mismatches = 0;
-    for (const std::string& text : make_corpus()) {
-      Result<std::vector<int32_t>> a = json_tokenizer->encode(text);
-      Result<std::vector<int32_t>> b = spec_tokenizer->encode(text);
-      ASSERT_TRUE(a.ok() && b.ok());
-      EXPECT_EQ(*a, *b) << printable(text);
-      EXPECT_EQ(spec_tokenizer->decode(*b).value(), json_tokenizer->decode(*a).value());
-      if (*a != *b && ++mismatches > 10) FAIL() << "stopping after 10 mismatches";
-    }
-    return;
+  } else {
+    spec = byte_level_spec(GetParam(), *json_tokenizer);
   }
-  TokenizerSpec spec;
-  spec.model = "gpt2";
-  spec.pre = GetParam() == "qwen3" ? "qwen2" : "llama-bpe";
-  for (int32_t id = 0; id < json_tokenizer->vocab_size(); ++id) {
-    spec.tokens.push_back(json_tokenizer->token_string(id));
-    const AddedToken* added = json_tokenizer->added_token(id);
-    spec.token_types.push_back(added == nullptr  ? TokenizerSpec::kNormal
-                               : added->special ? TokenizerSpec::kControl
-                                                : TokenizerSpec::kUserDefined);
-  }
-  Result<std::string> json_text = read_file(tokenizer_dir(GetParam()) + "/tokenizer.json");
-  ASSERT_TRUE(json_text.ok());
-  const nlohmann::json root = nlohmann::json::parse(*json_text);
-  for (const auto& merge : root["model"]["merges"]) {
-    spec.merges.push_back(merge.is_array() ? merge[0].get<std::string>() + " " + merge[1].get<std::string>()
-                                           : merge.get<std::string>());
-  }
-  spec.eos_id = json_tokenizer->eos_id();
   Result<Tokenizer> spec_tokenizer = Tokenizer::from_spec(spec);
   ASSERT_TRUE(spec_tokenizer.ok()) << spec_tokenizer.status().to_string();
   EXPECT_EQ(spec_tokenizer->vocab_size(), json_tokenizer->vocab_size());
+  EXPECT_EQ(spec_tokenizer->bos_id(), json_tokenizer->bos_id());
+  int mismatches = 0;
   for (const std::string& text : make_corpus()) {
     Result<std::vector<int32_t>> a = json_tokenizer->encode(text);
     Result<std::vector<int32_t>> b = spec_tokenizer->encode(text);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(*a, *b) << printable(text);
     EXPECT_EQ(spec_tokenizer->decode(*b).value(), json_tokenizer->decode(*a).value());
+    if (*a != *b && ++mismatches > 10) FAIL() << "stopping after 10 mismatches";
   }
 }
 
