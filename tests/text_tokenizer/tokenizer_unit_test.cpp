@@ -201,6 +201,62 @@ TEST(TokenizerSpec, SentencePieceMergesByScoreWithByteFallback) {
   EXPECT_EQ(plain->decode(std::vector<int32_t>{259, 260}).value(), " a");
 }
 
+// A tokenizer.json in the newer SentencePiece form: spaces through a
+// Metaspace pre-tokenizer and decoder, read as HF's Rust tokenizers read them
+// (transformers.js prepends even before a leading space). Byte fallback is
+// set but there are no byte tokens, so <unk> stands in.
+json metaspace_tokenizer(const std::string& scheme, bool split) {
+  const std::string sp = "\u2581";
+  json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}, {sp, 3}, {"a", 4}, {"b", 5}, {sp + "a", 6}, {"ab", 7}, {sp + "ab", 8}};
+  json metaspace = {{"type", "Metaspace"}, {"replacement", sp}, {"prepend_scheme", scheme}, {"split", split}};
+  return json{
+      {"model",
+       {{"type", "BPE"},
+        {"vocab", vocab},
+        {"merges", json::array({sp + " a", "a b", sp + "a b"})},
+        {"byte_fallback", true},
+        {"fuse_unk", true},
+        {"unk_token", "<unk>"}}},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", metaspace},
+      {"decoder", metaspace},
+      {"added_tokens",
+       json::array({{{"id", 0}, {"content", "<unk>"}, {"special", true}},
+                    {{"id", 1}, {"content", "<s>"}, {"special", true}},
+                    {{"id", 2}, {"content", "</s>"}, {"special", true}}})},
+  };
+}
+
+TEST(TokenizerHf, MetaspacePrependsOnceAndUnknownsFuse) {
+  Result<Tokenizer> first = Tokenizer::from_hf_json(metaspace_tokenizer("first", false).dump(), "");
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(first->encode("ab").value(), (std::vector<int32_t>{8}));
+  EXPECT_EQ(first->encode(" ab").value(), (std::vector<int32_t>{8}));  // no second U+2581 before a space
+  EXPECT_EQ(first->encode("ab</s>ab").value(), (std::vector<int32_t>{8, 2, 7}));  // only at the text's start
+  EXPECT_EQ(first->encode("cc").value(), (std::vector<int32_t>{3, 0}));         // one <unk> for the run
+  EXPECT_EQ(first->encode("c c").value(), (std::vector<int32_t>{3, 0, 3, 0}));
+  EXPECT_EQ(first->decode(std::vector<int32_t>{8, 2, 7}).value(), "ab</s>ab");
+
+  Result<Tokenizer> always = Tokenizer::from_hf_json(metaspace_tokenizer("always", false).dump(), "");
+  ASSERT_TRUE(always.ok()) << always.status().to_string();
+  EXPECT_EQ(always->encode("ab</s>ab").value(), (std::vector<int32_t>{8, 2, 8}));
+
+  // split: each U+2581 starts a piece, so "b" and "\u2581a" never merge across it.
+  Result<Tokenizer> never = Tokenizer::from_hf_json(metaspace_tokenizer("never", true).dump(), "");
+  ASSERT_TRUE(never.ok()) << never.status().to_string();
+  EXPECT_EQ(never->encode("ab ab").value(), (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(never->decode(std::vector<int32_t>{8}).value(), " ab");  // nothing was prepended, nothing stripped
+
+  json bad = metaspace_tokenizer("first", false);
+  bad["decoder"] = {{"type", "WordPiece"}};
+  Status status = Tokenizer::from_hf_json(bad.dump(), "").status();
+  EXPECT_EQ(status.code(), ErrorCode::kUnsupported);
+  EXPECT_NE(status.message().find("WordPiece"), std::string::npos) << status.message();
+  bad = metaspace_tokenizer("first", false);
+  bad["pre_tokenizer"] = nullptr;  // byte fallback, but spaces stay spaces
+  EXPECT_EQ(Tokenizer::from_hf_json(bad.dump(), "").status().code(), ErrorCode::kUnsupported);
+}
+
 TEST(TokenizerSpec, SentencePieceRefusesBrokenValues) {
   TokenizerSpec spec = tiny_sentencepiece();
   spec.scores.pop_back();
