@@ -309,6 +309,24 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   bool alive = !stream || writer.begin_stream(200, "text/event-stream");
   if (alive && stream && kind == ApiKind::kChat)
     alive = writer.write(sse_data(stream_chunk(ctx, {.role = true}, usage)));
+  // Given tools, the model's calls come out of the text as tool_calls.
+  const ToolCallFormat call_format = kind == ApiKind::kChat && !request->tools.is_null() && !request->tool_choice_none
+                                         ? tool_call_format_of(engine->chat_template())
+                                         : ToolCallFormat::kNone;
+  ToolCallStream calls(call_format);
+  size_t calls_sent = 0;
+  auto send_text = [&](std::string_view text, std::span<const TokenLogprob> logprobs) {
+    if (text.empty() && !(ctx.logprobs && !logprobs.empty())) return;
+    ChunkPart part{.text = text, .logprobs = logprobs, .text_offset = text_offset};
+    alive = alive && writer.write(sse_data(stream_chunk(ctx, part, usage)));
+    text_offset += text.size();
+  };
+  auto send_calls = [&] {
+    const std::vector<ToolCall> closed = calls.take_calls();
+    if (closed.empty()) return;
+    alive = alive && writer.write(sse_data(stream_chunk(ctx, {.tool_calls = closed, .tool_index = calls_sent}, usage)));
+    calls_sent += closed.size();
+  };
 
   while (result.finish == FinishReason::kNone) {
     if (!alive || writer.client_gone()) {
@@ -321,12 +339,14 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
     for (const RequestEvent& e : queue->pop(kClientPoll)) {
       absorb(result, log, engine_error, e);
       if (!stream || e.finish == FinishReason::kError) continue;
-      if (!e.text.empty() || (ctx.logprobs && !e.logprobs.empty())) {
-        ChunkPart part{.text = e.text, .logprobs = e.logprobs, .text_offset = text_offset};
-        alive = alive && writer.write(sse_data(stream_chunk(ctx, part, usage)));
-        text_offset += e.text.size();
-      }
+      send_text(calls.push(e.text), e.logprobs);
+      send_calls();
     }
+  }
+  if (call_format != ToolCallFormat::kNone && !stream) {
+    ParsedToolCalls parsed = parse_tool_calls(call_format, result.text);
+    result.text = std::move(parsed.content);
+    result.tool_calls = std::move(parsed.calls);
   }
   log.line(http, result, ctx.id);
 
@@ -341,7 +361,9 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
     return writer.end_stream();
   }
   if (!stream) return send_json(writer, 200, full_response(ctx, result));
-  writer.write(sse_data(stream_chunk(ctx, {.finish = openai_finish_reason(result.finish)}, usage)));
+  send_text(calls.finish(), {});
+  send_calls();
+  writer.write(sse_data(stream_chunk(ctx, {.finish = openai_finish_reason(result.finish, calls.saw_calls())}, usage)));
   if (usage) writer.write(sse_data(usage_chunk(ctx, result)));
   writer.write(kSseDone);
   writer.end_stream();

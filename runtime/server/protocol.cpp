@@ -248,6 +248,13 @@ std::optional<ApiError> parse_chat_fields(const Fields& f, GenerationRequest& r)
     if (!tools->is_array()) return wrong_type("tools", "an array", *tools);
     if (!tools->empty()) r.tools = *tools;
   }
+  if (const json* choice = f.find("tool_choice"); choice && !choice->is_null()) {
+    // Forcing a call needs constrained decoding, which this server does not do.
+    if (!choice->is_string() || (*choice != "auto" && *choice != "none"))
+      return bad_request("tool_choice " + dump(*choice) + " is not supported by this server (only \"auto\" and \"none\")",
+                         "tool_choice");
+    r.tool_choice_none = *choice == "none";
+  }
   FT_API_CHECK(parse_template_kwargs(f, r.enable_thinking));
   bool logprobs = false;
   FT_API_CHECK(f.boolean("logprobs", logprobs));
@@ -393,9 +400,9 @@ ChatRenderOptions chat_render_options(const GenerationRequest& request) {
   return options;
 }
 
-const char* openai_finish_reason(FinishReason reason) {
+const char* openai_finish_reason(FinishReason reason, bool tool_calls) {
   switch (reason) {
-    case FinishReason::kStop: return "stop";
+    case FinishReason::kStop: return tool_calls ? "tool_calls" : "stop";
     case FinishReason::kLength: return "length";
     case FinishReason::kAbort: return "abort";
     case FinishReason::kError: return "error";
@@ -419,13 +426,33 @@ json logprobs_json(const ResponseContext& ctx, std::span<const TokenLogprob> log
   return ctx.kind == ApiKind::kChat ? chat_logprobs(ctx, logprobs) : completion_logprobs(ctx, logprobs, text_offset);
 }
 
+// {"id", "type": "function", "function": {"name", "arguments"}}, with its
+// "index" in a stream.
+json tool_call_json(const ResponseContext& ctx, const ToolCall& call, size_t index, bool stream) {
+  json out = json::object();
+  if (stream) out["index"] = index;
+  out["id"] = fmt::format("call_{}_{}", ctx.id.substr(ctx.id.find('-') + 1), index);
+  out["type"] = "function";
+  out["function"] = {{"name", call.name}, {"arguments", call.arguments}};
+  return out;
+}
+
 json full_response(const ResponseContext& ctx, const Completion& result) {
   const bool chat = ctx.kind == ApiKind::kChat;
   json choice = {{"index", 0}};
-  if (chat) choice["message"] = {{"role", "assistant"}, {"content", result.text}};
-  else choice["text"] = result.text;
+  if (chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+    if (!result.tool_calls.empty()) {
+      if (result.text.empty()) choice["message"]["content"] = nullptr;
+      json calls = json::array();
+      for (size_t i = 0; i < result.tool_calls.size(); ++i) calls.push_back(tool_call_json(ctx, result.tool_calls[i], i, false));
+      choice["message"]["tool_calls"] = std::move(calls);
+    }
+  } else {
+    choice["text"] = result.text;
+  }
   choice["logprobs"] = ctx.logprobs ? logprobs_json(ctx, result.logprobs, 0) : json(nullptr);
-  const char* finish = openai_finish_reason(result.finish);
+  const char* finish = openai_finish_reason(result.finish, !result.tool_calls.empty());
   choice["finish_reason"] = finish ? json(finish) : json(nullptr);
   json out = response_head(ctx, chat ? "chat.completion" : "text_completion");
   out["choices"] = json::array({choice});
@@ -440,6 +467,12 @@ json stream_chunk(const ResponseContext& ctx, const ChunkPart& part, bool includ
     json delta = json::object();
     if (part.role) delta["role"] = "assistant";
     if (!part.text.empty() || part.role) delta["content"] = std::string(part.text);
+    if (!part.tool_calls.empty()) {
+      json calls = json::array();
+      for (size_t i = 0; i < part.tool_calls.size(); ++i)
+        calls.push_back(tool_call_json(ctx, part.tool_calls[i], part.tool_index + i, true));
+      delta["tool_calls"] = std::move(calls);
+    }
     choice["delta"] = delta;
   } else {
     choice["text"] = std::string(part.text);
@@ -502,6 +535,13 @@ ApiResult<ChatRenderOptions> parse_apply_template_request(std::string_view body)
   if (const json* tools = f.find("tools")) {
     if (!tools->is_array()) return wrong_type("tools", "an array", *tools);
     if (!tools->empty()) r.tools = *tools;
+  }
+  if (const json* choice = f.find("tool_choice"); choice && !choice->is_null()) {
+    // Forcing a call needs constrained decoding, which this server does not do.
+    if (!choice->is_string() || (*choice != "auto" && *choice != "none"))
+      return bad_request("tool_choice " + dump(*choice) + " is not supported by this server (only \"auto\" and \"none\")",
+                         "tool_choice");
+    r.tool_choice_none = *choice == "none";
   }
   FT_API_CHECK(parse_template_kwargs(f, r.enable_thinking));
   ChatRenderOptions options = chat_render_options(r);

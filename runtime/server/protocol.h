@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/engine/engine.h"
+#include "runtime/server/tool_calls.h"
 #include "runtime/text/chat_template.h"
 
 namespace ft::server {
@@ -68,6 +69,7 @@ struct GenerationRequest {
   // Chat: the messages (normalized later by the template) and tools (null if none).
   json messages = json::array();
   json tools;
+  bool tool_choice_none = false;  // tool_choice "none": calls in the output stay text
   std::optional<bool> enable_thinking;
   // Completions: a text prompt, or token ids when prompt_is_tokens.
   std::string prompt;
@@ -124,10 +126,12 @@ struct Completion {
   int prompt_tokens = 0;
   int completion_tokens = 0;
   int cached_prompt_tokens = 0;
+  std::vector<ToolCall> tool_calls = {};  // chat: the calls cut out of `text`
 };
 
-// "stop", "length"; "abort" and "error" are not OpenAI reasons but say what happened.
-const char* openai_finish_reason(FinishReason reason);
+// "stop", "length"; "abort" and "error" are not OpenAI reasons but say what
+// happened. A stop after tool calls is "tool_calls".
+const char* openai_finish_reason(FinishReason reason, bool tool_calls = false);
 std::string make_request_id(ApiKind kind, uint64_t serial);
 
 json usage_json(int prompt_tokens, int completion_tokens, int cached_prompt_tokens);
@@ -145,6 +149,8 @@ struct ChunkPart {
   size_t text_offset = 0;
   const char* finish = nullptr;
   bool role = false;
+  std::span<const ToolCall> tool_calls = {};  // chat: calls, numbered from tool_index
+  size_t tool_index = 0;
 };
 json stream_chunk(const ResponseContext& ctx, const ChunkPart& part, bool include_usage);
 // The last chunk when stream_options.include_usage is set: no choices, the usage.

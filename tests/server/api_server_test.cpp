@@ -236,6 +236,79 @@ TEST_F(ApiServerTest, StreamedCompletionChunks) {
   EXPECT_EQ(chunks[3]["usage"]["completion_tokens"], 2);
 }
 
+// The JSON of each "data: ..." event of an SSE body, [DONE] left out.
+std::vector<json> sse_chunks(const std::string& body) {
+  std::vector<json> chunks;
+  for (size_t pos = 0; (pos = body.find("data: ", pos)) != std::string::npos;) {
+    const size_t end = body.find("\n\n", pos);
+    const std::string data = body.substr(pos + 6, end - pos - 6);
+    if (data != "[DONE]") chunks.push_back(json::parse(data));
+    pos = end;
+  }
+  return chunks;
+}
+
+// Given tools, a call the model writes in its template's format (Qwen3's
+// <tool_call>) comes back as tool_calls, whole and streamed; without tools,
+// or with tool_choice "none", it stays text; forcing a call is refused.
+TEST_F(ApiServerTest, ToolCallsAreCutOutOfTheText) {
+  engine->script = {event("Let me check.\n<tool", {1}), event("_call>\n{\"name\": \"get_weather\", ", {2}),
+                    event("\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", {3}),
+                    event("", {}, FinishReason::kStop)};
+  engine->max_context_value = 1024;  // the tools go into the prompt
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  const json tools = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])");
+  json body = json::parse(kChat);
+  body["tools"] = tools;
+
+  MemoryWriter whole = run(server, post("/v1/chat/completions", body.dump()));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json choice = whole.body_json()["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_EQ(choice["message"]["content"], "Let me check.");
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u);
+  const json call = choice["message"]["tool_calls"][0];
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_TRUE(call["id"].get<std::string>().starts_with("call_"));
+  EXPECT_EQ(call["function"]["name"], "get_weather");
+  EXPECT_EQ(json::parse(call["function"]["arguments"].get<std::string>()), json({{"city", "Paris"}}));
+
+  body["stream"] = true;
+  MemoryWriter streamed = run(server, post("/v1/chat/completions", body.dump()));
+  std::vector<json> chunks = sse_chunks(streamed.body);
+  std::string content;
+  json calls = json::array();
+  std::string finish;
+  for (const json& c : chunks) {
+    const json& choice0 = c["choices"][0];
+    if (choice0["delta"].contains("content")) content += choice0["delta"]["content"].get<std::string>();
+    if (choice0["delta"].contains("tool_calls"))
+      for (const json& t : choice0["delta"]["tool_calls"]) calls.push_back(t);
+    if (!choice0["finish_reason"].is_null()) finish = choice0["finish_reason"];
+  }
+  EXPECT_EQ(content, "Let me check.");
+  ASSERT_EQ(calls.size(), 1u) << streamed.body;
+  EXPECT_EQ(calls[0]["index"], 0);
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(calls[0]["function"]["arguments"], call["function"]["arguments"]);
+  EXPECT_EQ(finish, "tool_calls");
+
+  body["stream"] = false;
+  body["tool_choice"] = "none";
+  MemoryWriter none = run(server, post("/v1/chat/completions", body.dump()));
+  EXPECT_NE(none.body_json()["choices"][0]["message"]["content"].get<std::string>().find("<tool_call>"), std::string::npos);
+  EXPECT_EQ(none.body_json()["choices"][0]["finish_reason"], "stop");
+  MemoryWriter no_tools = run(server, post("/v1/chat/completions", kChat));
+  EXPECT_FALSE(no_tools.body_json()["choices"][0]["message"].contains("tool_calls"));
+
+  body["tool_choice"] = "required";
+  MemoryWriter required = run(server, post("/v1/chat/completions", body.dump()));
+  EXPECT_EQ(required.status, 400);
+  EXPECT_EQ(required.body_json()["error"]["param"], "tool_choice");
+}
+
 TEST_F(ApiServerTest, ClientGoneMidStreamCancels) {
   engine->hold_after_first = true;  // without a cancel the request would never end
   ApiServer server({.served_model_name = "tiny"});
