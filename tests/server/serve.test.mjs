@@ -159,6 +159,18 @@ test("chat completion, not streamed", async () => {
   assert.equal(again.choices[0].message.content, r.choices[0].message.content);
 });
 
+test("tools: rendered into the prompt; forcing a call is refused", async () => {
+  const tools = [{ type: "function", function: { name: "get_weather", description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+  const plain = await client().chat.completions.create(chatRequest(1, "Hi"));
+  const withTools = await client().chat.completions.create({ ...chatRequest(1, "Hi"), tools, tool_choice: "auto" });
+  // Qwen3's template writes the tool definitions into the prompt.
+  assert.ok(withTools.usage.prompt_tokens > plain.usage.prompt_tokens + 20, JSON.stringify(withTools.usage));
+  assert.equal(withTools.choices[0].message.role, "assistant");  // random weights write no valid call
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1, "Hi"), tools, tool_choice: "required" }), 400,
+    (e) => assert.equal(e.param, "tool_choice"));
+});
+
 test("chat streamed equals not streamed, with usage", async () => {
   const whole = await client().chat.completions.create(chatRequest(2));
   const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });
