@@ -46,13 +46,35 @@ std::optional<ToolCall> parse_call(std::string_view body) {
   return call;
 }
 
+// The Llama-3 JSON answer: one call, or several joined by ";".
+std::optional<std::vector<ToolCall>> parse_llama3_calls(std::string_view text) {
+  std::vector<ToolCall> calls;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ';') continue;
+    if (i == text.size() && !calls.empty() && is_blank(text.substr(start))) break;  // a trailing ';'
+    std::optional<ToolCall> call = parse_call(text.substr(start, i - start));
+    if (call) {
+      calls.push_back(std::move(*call));
+      start = i + 1;
+    } else if (i == text.size()) {
+      return std::nullopt;  // a ';' inside a string split wrongly, or not a call at all
+    }
+  }
+  if (calls.empty()) return std::nullopt;
+  return calls;
+}
+
 }  // namespace
 
 ToolCallFormat tool_call_format_of(const ChatTemplate* chat) {
   if (chat == nullptr) return ToolCallFormat::kNone;
   for (const std::string& name : chat->names()) {
     const std::string* source = chat->source(name);
-    if (source != nullptr && source->find(kOpen) != std::string::npos) return ToolCallFormat::kHermes;
+    if (source == nullptr) continue;
+    if (source->find(kOpen) != std::string::npos) return ToolCallFormat::kHermes;
+    if (source->find("<|python_tag|>") != std::string::npos && source->find("\"parameters\"") != std::string::npos)
+      return ToolCallFormat::kLlama3Json;
   }
   return ToolCallFormat::kNone;
 }
@@ -60,7 +82,18 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat) {
 std::string ToolCallStream::push(std::string_view text) {
   if (format_ == ToolCallFormat::kNone) return std::string(text);
   pending_ += text;
-  return advance();
+  return format_ == ToolCallFormat::kLlama3Json ? advance_llama3() : advance();
+}
+
+std::string ToolCallStream::advance_llama3() {
+  if (!decided_) {
+    const size_t first = pending_.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return {};
+    decided_ = true;
+    in_call_ = pending_[first] == '{';
+  }
+  if (in_call_) return {};  // a call, or text that opens with "{": known at the end
+  return std::exchange(pending_, {});
 }
 
 std::string ToolCallStream::advance() {
@@ -109,6 +142,14 @@ std::vector<ToolCall> ToolCallStream::take_calls() { return std::exchange(calls_
 
 std::string ToolCallStream::finish() {
   if (format_ == ToolCallFormat::kNone) return {};
+  if (format_ == ToolCallFormat::kLlama3Json) {
+    std::optional<std::vector<ToolCall>> parsed = in_call_ ? parse_llama3_calls(pending_) : std::nullopt;
+    if (!parsed) return std::exchange(pending_, {});
+    found_ += static_cast<int>(parsed->size());
+    for (ToolCall& call : *parsed) calls_.push_back(std::move(call));
+    pending_.clear();
+    return {};
+  }
   std::string out;
   if (in_call_) {
     // Cut off (max_tokens) or closed without its tag: a call if it parses.

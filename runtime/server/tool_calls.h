@@ -1,12 +1,16 @@
 // Tool calls in generated text. A chat model given tools answers a call by
 // writing it in its own format; the OpenAI API returns it as
-// message.tool_calls instead of content. Supported: the format of models
-// whose chat template writes <tool_call>...</tool_call> around a JSON object
-// {"name": ..., "arguments": {...}} (Qwen2.5, Qwen3, QwQ, Hermes).
+// message.tool_calls instead of content. Supported:
+//   Hermes: <tool_call>{"name": ..., "arguments": {...}}</tool_call> anywhere
+//     in the text (Qwen2.5, Qwen3, QwQ, Hermes; templates that write the tag);
+//   Llama-3 JSON: the whole answer is {"name": ..., "parameters": {...}},
+//     or several joined by ";" (Llama 3.1-3.3; templates with <|python_tag|>
+//     and "parameters").
 //
 // ToolCallStream cuts the calls out of text as it is generated: content is
 // released as soon as it cannot be the start of a call, and each call as soon
-// as it closes. A block that does not hold a valid call stays content.
+// as it closes (Llama-3 JSON: an answer that opens with "{" is held to the
+// end). A block that does not hold a valid call stays content.
 #pragma once
 
 #include <string>
@@ -19,7 +23,8 @@ namespace ft::server {
 
 enum class ToolCallFormat {
   kNone,    // tool calls are not parsed
-  kHermes,  // <tool_call>{"name": ..., "arguments": ...}</tool_call>
+  kHermes,      // <tool_call>{"name": ..., "arguments": ...}</tool_call>
+  kLlama3Json,  // {"name": ..., "parameters": ...} as the whole answer
 };
 
 // The format the model of `chat` writes calls in, judged from its template's
@@ -48,11 +53,13 @@ class ToolCallStream {
  private:
   // Releases what is settled in pending_.
   std::string advance();
+  std::string advance_llama3();
 
   ToolCallFormat format_;
   std::string pending_;  // not yet released
   std::string gap_;      // the whitespace before the open call's tag
-  bool in_call_ = false;
+  bool in_call_ = false;  // Llama-3 JSON: the answer opened with "{"
+  bool decided_ = false;  // Llama-3 JSON: its first character has come
   std::vector<ToolCall> calls_;
   int found_ = 0;
 };

@@ -72,6 +72,45 @@ TEST(ToolCalls, BadOrCutOffBlocksStayText) {
   EXPECT_EQ(string_args.calls[0].arguments, "{\"y\": 2}");
 }
 
+TEST(ToolCalls, Llama3JsonAnswersAreCalls) {
+  constexpr ToolCallFormat kLlama3 = ToolCallFormat::kLlama3Json;
+  ParsedToolCalls one = parse_tool_calls(kLlama3, " {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}");
+  ASSERT_EQ(one.calls.size(), 1u);
+  EXPECT_EQ(one.calls[0].name, "get_weather");
+  EXPECT_EQ(one.calls[0].arguments, "{\"city\":\"Paris\"}");
+  EXPECT_EQ(one.content, "");
+  // Several joined by ';', one with a ';' inside a string, and a trailing ';'.
+  ParsedToolCalls two = parse_tool_calls(
+      kLlama3, "{\"name\": \"a\", \"parameters\": {}}; {\"name\": \"b\", \"parameters\": {\"x\": \"1;2\"}};");
+  ASSERT_EQ(two.calls.size(), 2u);
+  EXPECT_EQ(two.calls[1].name, "b");
+  EXPECT_EQ(two.calls[1].arguments, "{\"x\":\"1;2\"}");
+  // Text, or JSON that is no call, stays content.
+  EXPECT_TRUE(parse_tool_calls(kLlama3, "Sure: {\"name\": \"a\", \"parameters\": {}}").calls.empty());
+  ParsedToolCalls not_call = parse_tool_calls(kLlama3, "{\"answer\": 42}");
+  EXPECT_TRUE(not_call.calls.empty());
+  EXPECT_EQ(not_call.content, "{\"answer\": 42}");
+
+  // Streamed: text goes out at once (after the leading whitespace settles
+  // what it is); an answer that opens with '{' waits for the end.
+  ToolCallStream text(kLlama3);
+  EXPECT_EQ(text.push("  "), "");
+  EXPECT_EQ(text.push("Hi"), "  Hi");
+  EXPECT_EQ(text.push(" there"), " there");
+  EXPECT_EQ(text.finish(), "");
+  ToolCallStream call(kLlama3);
+  EXPECT_EQ(call.push("{\"name\": \"f\", "), "");
+  EXPECT_EQ(call.push("\"parameters\": {\"k\": 1}}"), "");
+  EXPECT_TRUE(call.take_calls().empty());
+  EXPECT_EQ(call.finish(), "");
+  EXPECT_TRUE(call.saw_calls());
+  ASSERT_EQ(call.take_calls().size(), 1u);
+
+  auto llama = ChatTemplate::parse("{{ '<|python_tag|>' }}{\"name\": \"x\", \"parameters\": {}}");
+  ASSERT_TRUE(llama.ok()) << llama.status().to_string();
+  EXPECT_EQ(tool_call_format_of(&*llama), kLlama3);
+}
+
 TEST(ToolCalls, NoFormatPassesTextThrough) {
   ToolCallStream stream(ToolCallFormat::kNone);
   EXPECT_EQ(stream.push("<tool_call>{\"name\": \"f\"}</tool_call>"), "<tool_call>{\"name\": \"f\"}</tool_call>");
