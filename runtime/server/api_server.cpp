@@ -101,11 +101,11 @@ struct RequestLog {
   double ttft_ms = 0;
   bool first_token_seen = false;
 
-  void line(const HttpRequest& http, const Completion& result, const std::string& id) const {
+  void line(const HttpRequest& http, const Completion& result, const std::string& id, bool tool_calls) const {
     double total_s = std::chrono::duration<double>(Clock::now() - start).count();
     double decode_s = total_s - ttft_ms / 1000.0;
     double speed = result.completion_tokens > 1 && decode_s > 0 ? (result.completion_tokens - 1) / decode_s : 0;
-    const char* finish = openai_finish_reason(result.finish);
+    const char* finish = openai_finish_reason(result.finish, tool_calls);
     log::info("{} {} {}: prompt {} tokens ({} cached), completion {} tokens, ttft {:.1f} ms, {:.1f} tokens/s, {:.2f} s, "
               "finish {}",
               http.method, http.path, id, result.prompt_tokens, result.cached_prompt_tokens, result.completion_tokens,
@@ -343,12 +343,15 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
       send_calls();
     }
   }
+  std::string held;  // streamed: what the tool-call parser still held at the end
   if (call_format != ToolCallFormat::kNone && !stream) {
     ParsedToolCalls parsed = parse_tool_calls(call_format, result.text);
     result.text = std::move(parsed.content);
     result.tool_calls = std::move(parsed.calls);
+  } else {
+    held = calls.finish();
   }
-  log.line(http, result, ctx.id);
+  log.line(http, result, ctx.id, !result.tool_calls.empty() || calls.saw_calls());
 
   if (result.finish == FinishReason::kError || result.finish == FinishReason::kAbort) {
     ApiError e = server_error(result.finish == FinishReason::kAbort ? 503 : 500,
@@ -361,7 +364,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
     return writer.end_stream();
   }
   if (!stream) return send_json(writer, 200, full_response(ctx, result));
-  send_text(calls.finish(), {});
+  send_text(held, {});
   send_calls();
   writer.write(sse_data(stream_chunk(ctx, {.finish = openai_finish_reason(result.finish, calls.saw_calls())}, usage)));
   if (usage) writer.write(sse_data(usage_chunk(ctx, result)));
