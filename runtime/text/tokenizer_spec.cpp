@@ -11,6 +11,7 @@
 // tokens. Here every split of a token into two tokens becomes a merge ranked
 // by the token's score, which is the same order.
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "runtime/text/bpe_byte_level.h"
@@ -67,6 +68,9 @@ Status read_spm_vocab(const TokenizerSpec& spec, TokenizerParts& parts) {
   }
   if (!spec.token_types.empty() && spec.token_types.size() != n) {
     return FT_ERROR(ErrorCode::kCorrupt, "GGUF tokenizer has {} tokens but {} token types", n, spec.token_types.size());
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (std::isnan(spec.scores[id])) return FT_ERROR(ErrorCode::kCorrupt, "GGUF tokenizer score {} is NaN", id);
   }
   BpeVocab& vocab = parts.vocab;
   vocab.alphabet = BpeVocab::Alphabet::kChars;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -260,6 +261,9 @@ TEST(TokenizerHf, MetaspacePrependsOnceAndUnknownsFuse) {
 TEST(TokenizerSpec, SentencePieceRefusesBrokenValues) {
   TokenizerSpec spec = tiny_sentencepiece();
   spec.scores.pop_back();
+  EXPECT_EQ(Tokenizer::from_spec(spec).status().code(), ErrorCode::kCorrupt);
+  spec = tiny_sentencepiece();
+  spec.scores[263] = std::nanf("");  // would break the sort by score
   EXPECT_EQ(Tokenizer::from_spec(spec).status().code(), ErrorCode::kCorrupt);
   spec = tiny_sentencepiece();
   spec.tokens[3] = "<0xZZ>";
