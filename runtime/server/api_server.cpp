@@ -14,20 +14,26 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Engine events of one request, from the engine thread to the HTTP thread.
+// An engine event and the choice (of a request's n) it belongs to.
+struct ChoiceEvent {
+  int choice = 0;
+  RequestEvent event;
+};
+
 class EventQueue {
  public:
-  void push(const RequestEvent& event) {
+  void push(int choice, const RequestEvent& event) {
     {
       std::lock_guard lock(mutex_);
-      events_.push_back(event);
+      events_.push_back({choice, event});
     }
     ready_.notify_one();
   }
   // Waits up to `timeout` for events and moves out all there are.
-  std::vector<RequestEvent> pop(std::chrono::milliseconds timeout) {
+  std::vector<ChoiceEvent> pop(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     ready_.wait_for(lock, timeout, [&] { return !events_.empty(); });
-    std::vector<RequestEvent> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+    std::vector<ChoiceEvent> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
     events_.clear();
     return out;
   }
@@ -35,7 +41,18 @@ class EventQueue {
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<RequestEvent> events_;
+  std::deque<ChoiceEvent> events_;
+};
+
+// One of the n choices of a request: an engine request of its own.
+struct Choice {
+  explicit Choice(ToolCallFormat format) : calls(format) {}
+  uint64_t id = 0;  // the engine's
+  Completion result;
+  ToolCallStream calls;
+  size_t calls_sent = 0;
+  size_t text_offset = 0;
+  std::string held;  // streamed: what the tool-call parser still held at the end
 };
 
 // Status messages end with " [file:line]"; clients get the message without it.
@@ -274,23 +291,34 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
     return send_error(writer, *e);
 
+  // Given tools, the model's calls come out of the text as tool_calls.
+  const ToolCallFormat call_format = kind == ApiKind::kChat && !request->tools.is_null() && !request->tool_choice_none
+                                         ? tool_call_format_of(engine->chat_template())
+                                         : ToolCallFormat::kNone;
+  // n choices are n engine requests (with a seed, seed + i each, so they differ).
   auto queue = std::make_shared<EventQueue>();
-  Request submit;
-  submit.prompt = std::move(*prompt);
-  submit.sampling = request->sampling;
-  submit.on_event = [this, queue](const RequestEvent& e) {
-    if (e.finish != FinishReason::kNone) count_finish(e.finish);
-    queue->push(e);
-  };
+  std::vector<Choice> choices(request->n, Choice(call_format));
   RequestLog log;
-  Result<uint64_t> id = engine->submit(std::move(submit));
-  if (!id.ok()) {
-    const Status& s = id.status();
-    if (s.code() == ErrorCode::kUnavailable)
-      return send_error(writer, server_error(503, "the server is busy (request queue full); retry later", "queue_full"));
-    if (s.code() == ErrorCode::kInvalidArgument) return send_error(writer, bad_request(client_message(s)));
-    log::error("submit failed: {}", s.to_string());
-    return send_error(writer, server_error(500, client_message(s)));
+  for (int i = 0; i < request->n; ++i) {
+    Request submit;
+    submit.prompt = *prompt;
+    submit.sampling = request->sampling;
+    if (submit.sampling.seed) *submit.sampling.seed += static_cast<uint64_t>(i);
+    submit.on_event = [this, queue, i](const RequestEvent& e) {
+      if (e.finish != FinishReason::kNone) count_finish(e.finish);
+      queue->push(i, e);
+    };
+    Result<uint64_t> id = engine->submit(std::move(submit));
+    if (!id.ok()) {
+      for (int k = 0; k < i; ++k) engine->cancel(choices[k].id);
+      const Status& s = id.status();
+      if (s.code() == ErrorCode::kUnavailable)
+        return send_error(writer, server_error(503, "the server is busy (request queue full); retry later", "queue_full"));
+      if (s.code() == ErrorCode::kInvalidArgument) return send_error(writer, bad_request(client_message(s)));
+      log::error("submit failed: {}", s.to_string());
+      return send_error(writer, server_error(500, client_message(s)));
+    }
+    choices[i].id = *id;
   }
 
   ResponseContext ctx;
@@ -303,71 +331,94 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
 
   const bool stream = request->stream;
   const bool usage = request->include_usage;
-  Completion result;
   std::string engine_error;
-  size_t text_offset = 0;
   bool alive = !stream || writer.begin_stream(200, "text/event-stream");
-  if (alive && stream && kind == ApiKind::kChat)
-    alive = writer.write(sse_data(stream_chunk(ctx, {.role = true}, usage)));
-  // Given tools, the model's calls come out of the text as tool_calls.
-  const ToolCallFormat call_format = kind == ApiKind::kChat && !request->tools.is_null() && !request->tool_choice_none
-                                         ? tool_call_format_of(engine->chat_template())
-                                         : ToolCallFormat::kNone;
-  ToolCallStream calls(call_format);
-  size_t calls_sent = 0;
-  auto send_text = [&](std::string_view text, std::span<const TokenLogprob> logprobs) {
+  for (int i = 0; alive && stream && kind == ApiKind::kChat && i < request->n; ++i)
+    alive = writer.write(sse_data(stream_chunk(ctx, {.role = true, .index = i}, usage)));
+  auto send_text = [&](Choice& c, int index, std::string_view text, std::span<const TokenLogprob> logprobs) {
     if (text.empty() && !(ctx.logprobs && !logprobs.empty())) return;
-    ChunkPart part{.text = text, .logprobs = logprobs, .text_offset = text_offset};
+    ChunkPart part{.text = text, .logprobs = logprobs, .text_offset = c.text_offset, .index = index};
     alive = alive && writer.write(sse_data(stream_chunk(ctx, part, usage)));
-    text_offset += text.size();
+    c.text_offset += text.size();
   };
-  auto send_calls = [&] {
-    const std::vector<ToolCall> closed = calls.take_calls();
+  auto send_calls = [&](Choice& c, int index) {
+    const std::vector<ToolCall> closed = c.calls.take_calls();
     if (closed.empty()) return;
-    alive = alive && writer.write(sse_data(stream_chunk(ctx, {.tool_calls = closed, .tool_index = calls_sent}, usage)));
-    calls_sent += closed.size();
+    ChunkPart part{.tool_calls = closed, .tool_index = c.calls_sent, .index = index};
+    alive = alive && writer.write(sse_data(stream_chunk(ctx, part, usage)));
+    c.calls_sent += closed.size();
+  };
+  // Runs until every choice is done, or one fails (the rest are then cancelled).
+  auto running = [&] {
+    bool open = false;
+    for (const Choice& c : choices) {
+      if (c.result.finish == FinishReason::kError || c.result.finish == FinishReason::kAbort) return false;
+      open = open || c.result.finish == FinishReason::kNone;
+    }
+    return open;
   };
 
-  while (result.finish == FinishReason::kNone) {
+  while (running()) {
     if (!alive || writer.client_gone()) {
-      engine->cancel(*id);
-      result.finish = FinishReason::kAbort;
-      log::info("{} {} {}: client went away after {} tokens; cancelled", http.method, http.path, ctx.id,
-                result.completion_tokens);
+      int tokens = 0;
+      for (Choice& c : choices) {
+        if (c.result.finish == FinishReason::kNone) engine->cancel(c.id);
+        tokens += c.result.completion_tokens;
+      }
+      log::info("{} {} {}: client went away after {} tokens; cancelled", http.method, http.path, ctx.id, tokens);
       return;
     }
-    for (const RequestEvent& e : queue->pop(kClientPoll)) {
-      absorb(result, log, engine_error, e);
+    for (const ChoiceEvent& ce : queue->pop(kClientPoll)) {
+      Choice& c = choices[ce.choice];
+      const RequestEvent& e = ce.event;
+      absorb(c.result, log, engine_error, e);
       if (!stream || e.finish == FinishReason::kError) continue;
-      send_text(calls.push(e.text), e.logprobs);
-      send_calls();
+      send_text(c, ce.choice, c.calls.push(e.text), e.logprobs);
+      send_calls(c, ce.choice);
     }
   }
-  std::string held;  // streamed: what the tool-call parser still held at the end
-  if (call_format != ToolCallFormat::kNone && !stream) {
-    ParsedToolCalls parsed = parse_tool_calls(call_format, result.text);
-    result.text = std::move(parsed.content);
-    result.tool_calls = std::move(parsed.calls);
-  } else {
-    held = calls.finish();
-  }
-  log.line(http, result, ctx.id, !result.tool_calls.empty() || calls.saw_calls());
 
-  if (result.finish == FinishReason::kError || result.finish == FinishReason::kAbort) {
-    ApiError e = server_error(result.finish == FinishReason::kAbort ? 503 : 500,
-                              result.finish == FinishReason::kAbort ? "the request was aborted by the engine"
-                                                                    : "generation failed: " + engine_error);
-    if (result.finish == FinishReason::kError) log::error("{} {} {}: {}", http.method, http.path, ctx.id, e.message);
+  // The request as a whole, for the log and the usage.
+  Completion total = choices[0].result;
+  total.completion_tokens = 0;
+  bool any_calls = false;
+  for (Choice& c : choices) {
+    if (call_format != ToolCallFormat::kNone && !stream) {
+      ParsedToolCalls parsed = parse_tool_calls(call_format, c.result.text);
+      c.result.text = std::move(parsed.content);
+      c.result.tool_calls = std::move(parsed.calls);
+    } else {
+      c.held = c.calls.finish();
+    }
+    any_calls = any_calls || !c.result.tool_calls.empty() || c.calls.saw_calls();
+    total.completion_tokens += c.result.completion_tokens;
+    if (c.result.finish == FinishReason::kError || c.result.finish == FinishReason::kAbort) total.finish = c.result.finish;
+  }
+  log.line(http, total, ctx.id, any_calls);
+
+  if (total.finish == FinishReason::kError || total.finish == FinishReason::kAbort) {
+    for (Choice& c : choices)
+      if (c.result.finish == FinishReason::kNone) engine->cancel(c.id);
+    ApiError e = server_error(total.finish == FinishReason::kAbort ? 503 : 500,
+                              total.finish == FinishReason::kAbort ? "the request was aborted by the engine"
+                                                                   : "generation failed: " + engine_error);
+    if (total.finish == FinishReason::kError) log::error("{} {} {}: {}", http.method, http.path, ctx.id, e.message);
     if (!stream) return send_error(writer, e);
     writer.write(sse_data(error_json(e)));
     writer.write(kSseDone);
     return writer.end_stream();
   }
-  if (!stream) return send_json(writer, 200, full_response(ctx, result));
-  send_text(held, {});
-  send_calls();
-  writer.write(sse_data(stream_chunk(ctx, {.finish = openai_finish_reason(result.finish, calls.saw_calls())}, usage)));
-  if (usage) writer.write(sse_data(usage_chunk(ctx, result)));
+  std::vector<Completion> results;
+  for (const Choice& c : choices) results.push_back(c.result);
+  if (!stream) return send_json(writer, 200, full_response(ctx, results));
+  for (int i = 0; i < request->n; ++i) {
+    Choice& c = choices[i];
+    send_text(c, i, c.held, {});
+    send_calls(c, i);
+    const char* finish = openai_finish_reason(c.result.finish, c.calls.saw_calls());
+    writer.write(sse_data(stream_chunk(ctx, {.finish = finish, .index = i}, usage)));
+  }
+  if (usage) writer.write(sse_data(usage_chunk(ctx, results)));
   writer.write(kSseDone);
   writer.end_stream();
 }

@@ -197,8 +197,8 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
     FT_API_CHECK(Fields(*opts).boolean("include_usage", r.include_usage));
   }
   int64_t n = 1;
-  FT_API_CHECK(f.integer("n", n, 1, 128));
-  if (n != 1) return bad_request("only n=1 is supported", "n");
+  FT_API_CHECK(f.integer("n", n, 1, 16));
+  r.n = static_cast<int>(n);
 
   FT_API_CHECK(f.number("temperature", s.temperature, 0, 100));
   FT_API_CHECK(f.number("top_p", s.top_p, 0, 1));
@@ -438,8 +438,20 @@ json tool_call_json(const ResponseContext& ctx, const ToolCall& call, size_t ind
 }
 
 json full_response(const ResponseContext& ctx, const Completion& result) {
+  return full_response(ctx, std::span<const Completion>(&result, 1));
+}
+
+// Prompt tokens count once for all the choices, generated ones for each.
+json usage_of(std::span<const Completion> choices) {
+  int completion = 0;
+  for (const Completion& c : choices) completion += c.completion_tokens;
+  const Completion& first = choices.front();
+  return usage_json(first.prompt_tokens, completion, first.cached_prompt_tokens);
+}
+
+json choice_json(const ResponseContext& ctx, const Completion& result, size_t index) {
   const bool chat = ctx.kind == ApiKind::kChat;
-  json choice = {{"index", 0}};
+  json choice = {{"index", index}};
   if (chat) {
     choice["message"] = {{"role", "assistant"}, {"content", result.text}};
     if (!result.tool_calls.empty()) {
@@ -454,15 +466,20 @@ json full_response(const ResponseContext& ctx, const Completion& result) {
   choice["logprobs"] = ctx.logprobs ? logprobs_json(ctx, result.logprobs, 0) : json(nullptr);
   const char* finish = openai_finish_reason(result.finish, !result.tool_calls.empty());
   choice["finish_reason"] = finish ? json(finish) : json(nullptr);
-  json out = response_head(ctx, chat ? "chat.completion" : "text_completion");
-  out["choices"] = json::array({choice});
-  out["usage"] = usage_json(result.prompt_tokens, result.completion_tokens, result.cached_prompt_tokens);
+  return choice;
+}
+
+json full_response(const ResponseContext& ctx, std::span<const Completion> choices) {
+  json out = response_head(ctx, ctx.kind == ApiKind::kChat ? "chat.completion" : "text_completion");
+  out["choices"] = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) out["choices"].push_back(choice_json(ctx, choices[i], i));
+  out["usage"] = usage_of(choices);
   return out;
 }
 
 json stream_chunk(const ResponseContext& ctx, const ChunkPart& part, bool include_usage) {
   const bool chat = ctx.kind == ApiKind::kChat;
-  json choice = {{"index", 0}};
+  json choice = {{"index", part.index}};
   if (chat) {
     json delta = json::object();
     if (part.role) delta["role"] = "assistant";
@@ -487,9 +504,13 @@ json stream_chunk(const ResponseContext& ctx, const ChunkPart& part, bool includ
 }
 
 json usage_chunk(const ResponseContext& ctx, const Completion& result) {
+  return usage_chunk(ctx, std::span<const Completion>(&result, 1));
+}
+
+json usage_chunk(const ResponseContext& ctx, std::span<const Completion> choices) {
   json out = response_head(ctx, ctx.kind == ApiKind::kChat ? "chat.completion.chunk" : "text_completion");
   out["choices"] = json::array();
-  out["usage"] = usage_json(result.prompt_tokens, result.completion_tokens, result.cached_prompt_tokens);
+  out["usage"] = usage_of(choices);
   return out;
 }
 

@@ -77,6 +77,7 @@ struct GenerationRequest {
   bool prompt_is_tokens = false;
 
   SamplingParams sampling;
+  int n = 1;  // choices: that many samples of the same prompt
   bool max_tokens_given = false;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
@@ -140,6 +141,8 @@ json usage_json(int prompt_tokens, int completion_tokens, int cached_prompt_toke
 // counted from `text_offset` (the length of the text sent before).
 json logprobs_json(const ResponseContext& ctx, std::span<const TokenLogprob> logprobs, size_t text_offset);
 json full_response(const ResponseContext& ctx, const Completion& result);
+// n choices, index i from choices[i]; usage counts the prompt once.
+json full_response(const ResponseContext& ctx, std::span<const Completion> choices);
 
 // One SSE chunk of a stream. `role` adds {"role": "assistant"} to a chat delta
 // (the first chunk); `finish` is null until the last choice chunk.
@@ -151,10 +154,12 @@ struct ChunkPart {
   bool role = false;
   std::span<const ToolCall> tool_calls = {};  // chat: calls, numbered from tool_index
   size_t tool_index = 0;
+  int index = 0;  // the choice
 };
 json stream_chunk(const ResponseContext& ctx, const ChunkPart& part, bool include_usage);
 // The last chunk when stream_options.include_usage is set: no choices, the usage.
 json usage_chunk(const ResponseContext& ctx, const Completion& result);
+json usage_chunk(const ResponseContext& ctx, std::span<const Completion> choices);
 // "data: <json>\n\n"
 std::string sse_data(const json& value);
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";

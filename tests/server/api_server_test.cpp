@@ -309,6 +309,53 @@ TEST_F(ApiServerTest, ToolCallsAreCutOutOfTheText) {
   EXPECT_EQ(required.body_json()["error"]["param"], "tool_choice");
 }
 
+// n choices are n engine requests, seeded seed + i; the prompt counts once in
+// the usage, the completions of all choices add up.
+TEST_F(ApiServerTest, NChoicesWholeAndStreamed) {
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  json body = json::parse(kChat);
+  body["n"] = 3;
+  MemoryWriter whole = run(server, post("/v1/chat/completions", body.dump()));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json r = whole.body_json();
+  ASSERT_EQ(r["choices"].size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r["choices"][i]["index"], i);
+    EXPECT_EQ(r["choices"][i]["message"]["content"], "Hello world");
+    EXPECT_EQ(r["choices"][i]["finish_reason"], "stop");
+  }
+  EXPECT_EQ(r["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(r["usage"]["prompt_tokens"], engine->last_prompt.size());
+  ASSERT_TRUE(engine->last_sampling.seed.has_value());
+  EXPECT_EQ(*engine->last_sampling.seed, 5u);  // the third choice: seed 3 + 2
+
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  MemoryWriter streamed = run(server, post("/v1/chat/completions", body.dump()));
+  std::vector<std::string> text(3);
+  std::vector<int> roles(3, 0), finishes(3, 0);
+  json usage;
+  for (const json& c : sse_chunks(streamed.body)) {
+    if (c["choices"].empty()) {
+      usage = c["usage"];
+      continue;
+    }
+    const json& choice = c["choices"][0];
+    const int i = choice["index"];
+    ASSERT_TRUE(i >= 0 && i < 3) << c.dump();
+    if (choice["delta"].contains("role")) ++roles[i];
+    if (choice["delta"].contains("content")) text[i] += choice["delta"]["content"].get<std::string>();
+    if (!choice["finish_reason"].is_null()) ++finishes[i];
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(text[i], "Hello world") << i;
+    EXPECT_EQ(roles[i], 1) << i;
+    EXPECT_EQ(finishes[i], 1) << i;
+  }
+  EXPECT_EQ(usage["completion_tokens"], 6);
+}
+
 TEST_F(ApiServerTest, ClientGoneMidStreamCancels) {
   engine->hold_after_first = true;  // without a cancel the request would never end
   ApiServer server({.served_model_name = "tiny"});

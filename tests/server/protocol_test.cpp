@@ -98,7 +98,7 @@ TEST(ParseChat, Errors) {
       {"{" + m + R"("max_tokens":"10"})", "max_tokens", "'max_tokens' must be an integer, got a string"},
       {"{" + m + R"("max_tokens":1.5})", "max_tokens", "must be an integer"},
       {"{" + m + R"("max_tokens":0})", "max_tokens", "between 1 and"},
-      {"{" + m + R"("n":2})", "n", "only n=1"},
+      {"{" + m + R"("n":17})", "n", "between 1 and 16"},
       {"{" + m + R"("stream":"yes"})", "stream", "'stream' must be a boolean"},
       {"{" + m + R"("stop":[1]})", "stop", "array of strings"},
       {"{" + m + R"("seed":"x"})", "seed", "'seed' must be an integer"},

@@ -171,6 +171,15 @@ test("tools: rendered into the prompt; forcing a call is refused", async () => {
     (e) => assert.equal(e.param, "tool_choice"));
 });
 
+test("n choices: choice i is what seed + i gives alone", async () => {
+  const r = await client().chat.completions.create({ ...chatRequest(5), n: 2 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);
+  assert.equal(r.usage.completion_tokens, 24);
+  const alone = await client().chat.completions.create(chatRequest(6));
+  assert.equal(r.choices[1].message.content, alone.choices[0].message.content);
+  assert.equal(r.usage.prompt_tokens, alone.usage.prompt_tokens);
+});
+
 test("chat streamed equals not streamed, with usage", async () => {
   const whole = await client().chat.completions.create(chatRequest(2));
   const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });
@@ -291,7 +300,7 @@ test("errors in the OpenAI shape", async () => {
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), messages: "hi" }), 400, (e) =>
     assert.equal(e.param, "messages"));
   // Unsupported features are clear 400s.
-  await expectApiError(client().chat.completions.create({ ...chatRequest(1), n: 2 }), 400, (e) => assert.equal(e.param, "n"));
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), n: 17 }), 400, (e) => assert.equal(e.param, "n"));
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_object" } }), 400,
     (e) => assert.equal(e.param, "response_format"));
   await expectApiError(client().completions.create({ model: "tiny", prompt: "x", echo: true }), 400, (e) => assert.equal(e.param, "echo"));
