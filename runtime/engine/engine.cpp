@@ -190,6 +190,9 @@ class EngineImpl final : public Engine {
     for (int32_t t : r.prompt)
       if (t < 0 || t >= static_cast<int32_t>(config_.vocab_size))
         return FT_ERROR(ErrorCode::kInvalidArgument, "token id {} is outside the vocabulary", t);
+    for (auto [t, bias] : p.logit_bias)
+      if (t < 0 || t >= static_cast<int32_t>(config_.vocab_size))
+        return FT_ERROR(ErrorCode::kInvalidArgument, "logit_bias names token {}, outside the vocabulary", t);
     auto a = std::make_unique<Active>();
     a->seq.tokens = std::move(r.prompt);
     a->seq.prompt_len = n;
@@ -327,10 +330,10 @@ class EngineImpl final : public Engine {
     return b;
   }
 
-  // The host draws when it must see the logits: penalties and logprobs.
+  // The host draws when it must see the logits: penalties, biases and logprobs.
   static bool needs_host_logits(const SamplingParams& p) {
     return p.logprobs >= 0 || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
-           p.frequency_penalty != 0.0f;
+           p.frequency_penalty != 0.0f || !p.logit_bias.empty();
   }
 
   int valid_vocab() const { return std::min<int>(tokenizer_->vocab_size(), static_cast<int>(config_.vocab_size)); }

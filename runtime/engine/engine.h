@@ -49,6 +49,9 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;     // in addition to the model's EOS
   bool ignore_eos = false;
   int logprobs = -1;             // -1: none; N >= 0: the sampled token's logprob plus N top alternatives
+  // Added to these tokens' logits before sampling (OpenAI's logit_bias:
+  // -100 bans a token, +100 all but forces it).
+  std::vector<std::pair<int32_t, float>> logit_bias;
 };
 
 struct TokenLogprob {

@@ -32,6 +32,8 @@ SampleOutput sample_token(const SampleInput& in) {
     for (auto [t, n] : counts)
       if (t >= 0 && t < valid) l[t] -= p.frequency_penalty * n + p.presence_penalty;
   }
+  for (auto [t, bias] : p.logit_bias)
+    if (t >= 0 && t < valid) l[t] += bias;
 
   SamplingRow row;
   row.temperature = p.temperature;

@@ -1,6 +1,7 @@
 #include "runtime/server/protocol.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -228,6 +229,18 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
   if (const json* ids = f.find("stop_token_ids")) {
     if (!ids->is_array()) return wrong_type("stop_token_ids", "an array of token ids", *ids);
     FT_API_CHECK(parse_token_ids(*ids, "stop_token_ids", s.stop_token_ids));
+  }
+  if (const json* bias = f.find("logit_bias"); bias && !bias->is_null()) {
+    if (!bias->is_object()) return wrong_type("logit_bias", "an object of token ids to numbers", *bias);
+    for (const auto& [key, value] : bias->items()) {
+      char* end = nullptr;
+      const long id = std::strtol(key.c_str(), &end, 10);
+      if (key.empty() || *end != '\0' || id < 0 || id > std::numeric_limits<int32_t>::max())
+        return bad_request(fmt::format("logit_bias key '{}' is not a token id", key), "logit_bias");
+      if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100)
+        return bad_request(fmt::format("logit_bias of token {} must be a number from -100 to 100", key), "logit_bias");
+      s.logit_bias.emplace_back(static_cast<int32_t>(id), value.get<float>());
+    }
   }
   if (const json* format = f.find("response_format")) {
     if (!format->is_object()) return wrong_type("response_format", "an object", *format);

@@ -95,6 +95,17 @@ TEST(Sampler, PenaltiesAndLogprobs) {
   EXPECT_NEAR(out.logprob.top[1].second, 1.0 - z, 1e-5);
 }
 
+TEST(Sampler, LogitBiasBansAndForces) {
+  std::vector<float> l = {1.0f, 1.2f, 0.0f};
+  SamplingParams ban;
+  ban.temperature = 0;
+  ban.logit_bias = {{1, -100.0f}};
+  EXPECT_EQ(draw(l, ban, 0), 0);
+  SamplingParams force;  // sampled at temperature 1: +100 leaves the rest e^-99 behind
+  force.logit_bias = {{2, 100.0f}, {7, 100.0f}};  // an id past the vocabulary is ignored here
+  for (uint64_t s = 0; s < 200; ++s) EXPECT_EQ(draw(l, force, s), 2);
+}
+
 TEST(Sampler, PaddedVocabularyRowsAreNeverDrawn) {
   std::vector<float> l = {0.0f, 0.0f, 50.0f};
   SamplingParams p;

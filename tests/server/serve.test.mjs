@@ -180,6 +180,19 @@ test("n choices: choice i is what seed + i gives alone", async () => {
   assert.equal(r.usage.prompt_tokens, alone.usage.prompt_tokens);
 });
 
+test("logit_bias forces and bans tokens", async () => {
+  const base = { model: "tiny", prompt: "Say", temperature: 0, ignore_eos: true };
+  const forced = await client().completions.create({ ...base, max_tokens: 4, logit_bias: { 9707: 100 } });
+  assert.equal(forced.choices[0].text, "HelloHelloHelloHello");  // 9707 is Qwen3's "Hello"
+  const greedy = await client().completions.create({ ...base, max_tokens: 1 });
+  const ids = (await raw("/tokenize", { body: { prompt: greedy.choices[0].text, add_special_tokens: false } })).json.tokens;
+  assert.equal(ids.length, 1, JSON.stringify(ids));
+  const banned = await client().completions.create({ ...base, max_tokens: 1, logit_bias: { [ids[0]]: -100 } });
+  assert.notEqual(banned.choices[0].text, greedy.choices[0].text);
+  await expectApiError(client().completions.create({ ...base, logit_bias: { 99999999: 1 } }), 400, (e) =>
+    assert.match(e.message, /logit_bias/));
+});
+
 test("chat streamed equals not streamed, with usage", async () => {
   const whole = await client().chat.completions.create(chatRequest(2));
   const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });
