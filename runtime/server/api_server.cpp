@@ -13,13 +13,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Engine events of one request, from the engine thread to the HTTP thread.
 // An engine event and the choice (of a request's n) it belongs to.
 struct ChoiceEvent {
   int choice = 0;
   RequestEvent event;
 };
 
+// Engine events of one request, from the engine thread to the HTTP thread.
 class EventQueue {
  public:
   void push(int choice, const RequestEvent& event) {
@@ -43,6 +43,9 @@ class EventQueue {
   std::condition_variable ready_;
   std::deque<ChoiceEvent> events_;
 };
+
+// A finish that ends the whole request with an error.
+bool failed(FinishReason r) { return r == FinishReason::kError || r == FinishReason::kAbort; }
 
 // One of the n choices of a request: an engine request of its own.
 struct Choice {
@@ -352,7 +355,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   auto running = [&] {
     bool open = false;
     for (const Choice& c : choices) {
-      if (c.result.finish == FinishReason::kError || c.result.finish == FinishReason::kAbort) return false;
+      if (failed(c.result.finish)) return false;
       open = open || c.result.finish == FinishReason::kNone;
     }
     return open;
@@ -392,11 +395,11 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
     }
     any_calls = any_calls || !c.result.tool_calls.empty() || c.calls.saw_calls();
     total.completion_tokens += c.result.completion_tokens;
-    if (c.result.finish == FinishReason::kError || c.result.finish == FinishReason::kAbort) total.finish = c.result.finish;
+    if (failed(c.result.finish)) total.finish = c.result.finish;
   }
   log.line(http, total, ctx.id, any_calls);
 
-  if (total.finish == FinishReason::kError || total.finish == FinishReason::kAbort) {
+  if (failed(total.finish)) {
     for (Choice& c : choices)
       if (c.result.finish == FinishReason::kNone) engine->cancel(c.id);
     ApiError e = server_error(total.finish == FinishReason::kAbort ? 503 : 500,
