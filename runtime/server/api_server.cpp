@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/base/log.h"
+#include "runtime/server/reasoning.h"
 
 namespace ft::server {
 namespace {
@@ -49,13 +50,15 @@ bool failed(FinishReason r) { return r == FinishReason::kError || r == FinishRea
 
 // One of the n choices of a request: an engine request of its own.
 struct Choice {
-  explicit Choice(ToolCallFormat format) : calls(format) {}
+  Choice(ReasoningFormat reasoning_format, bool reasoning_opened, ToolCallFormat call_format)
+      : reasoning(reasoning_format, reasoning_opened), calls(call_format) {}
   uint64_t id = 0;  // the engine's
   Completion result;
+  ReasoningStream reasoning;  // streamed: the text goes through it, then its content through `calls`
   ToolCallStream calls;
   size_t calls_sent = 0;
   size_t text_offset = 0;
-  std::string held;  // streamed: what the tool-call parser still held at the end
+  ReasoningSplit held;  // streamed: what the parsers still held at the end
 };
 
 // Status messages end with " [file:line]"; clients get the message without it.
@@ -88,8 +91,10 @@ TokenText token_text_of(const Tokenizer& tokenizer) {
   };
 }
 
-// The prompt as token ids, or the 400 that explains why there is none.
-ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, const Engine& engine) {
+// The prompt as token ids, or the 400 that explains why there is none. A chat
+// prompt's rendered text goes to `rendered`.
+ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, const Engine& engine,
+                                              std::string& rendered) {
   const Tokenizer& tokenizer = engine.tokenizer();
   if (request.kind == ApiKind::kCompletion && request.prompt_is_tokens) {
     for (int32_t id : request.prompt_tokens)
@@ -111,6 +116,7 @@ ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, 
     encode.add_special = false;  // the template writes the special tokens it wants
   }
   Result<std::vector<int32_t>> ids = tokenizer.encode(text, encode);
+  rendered = std::move(text);
   if (!ids.ok()) return bad_request("cannot tokenize the prompt: " + client_message(ids.status()));
   return std::move(*ids);
 }
@@ -289,7 +295,8 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   if (auto e = check_model(request->model, options_.served_model_name)) return send_error(writer, *e);
   Engine* engine = require_engine(writer);
   if (!engine) return;
-  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine);
+  std::string prompt_text;
+  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine, prompt_text);
   if (!prompt.ok()) return send_error(writer, prompt.error());
   if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
     return send_error(writer, *e);
@@ -298,9 +305,14 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   const ToolCallFormat call_format = kind == ApiKind::kChat && !request->tools.is_null() && !request->tool_choice_none
                                          ? tool_call_format_of(engine->chat_template())
                                          : ToolCallFormat::kNone;
+  // A thinking model's <think> block comes out as reasoning_content.
+  const ReasoningFormat reasoning_format = kind == ApiKind::kChat && options_.split_reasoning
+                                               ? reasoning_format_of(engine->chat_template())
+                                               : ReasoningFormat::kNone;
+  const bool reasoning_opened = reasoning_format != ReasoningFormat::kNone && prompt_opens_reasoning(prompt_text);
   // n choices are n engine requests (with a seed, seed + i each, so they differ).
   auto queue = std::make_shared<EventQueue>();
-  std::vector<Choice> choices(request->n, Choice(call_format));
+  std::vector<Choice> choices(request->n, Choice(reasoning_format, reasoning_opened, call_format));
   RequestLog log;
   for (int i = 0; i < request->n; ++i) {
     Request submit;
@@ -338,11 +350,15 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   bool alive = !stream || writer.begin_stream(200, "text/event-stream");
   for (int i = 0; alive && stream && kind == ApiKind::kChat && i < request->n; ++i)
     alive = writer.write(sse_data(stream_chunk(ctx, {.role = true, .index = i}, usage)));
-  auto send_text = [&](Choice& c, int index, std::string_view text, std::span<const TokenLogprob> logprobs) {
-    if (text.empty() && !(ctx.logprobs && !logprobs.empty())) return;
-    ChunkPart part{.text = text, .logprobs = logprobs, .text_offset = c.text_offset, .index = index};
+  auto send_text = [&](Choice& c, int index, const ReasoningSplit& text, std::span<const TokenLogprob> logprobs) {
+    if (text.content.empty() && text.reasoning.empty() && !(ctx.logprobs && !logprobs.empty())) return;
+    ChunkPart part{.text = text.content,
+                   .reasoning = text.reasoning,
+                   .logprobs = logprobs,
+                   .text_offset = c.text_offset,
+                   .index = index};
     alive = alive && writer.write(sse_data(stream_chunk(ctx, part, usage)));
-    c.text_offset += text.size();
+    c.text_offset += text.content.size();
   };
   auto send_calls = [&](Choice& c, int index) {
     const std::vector<ToolCall> closed = c.calls.take_calls();
@@ -376,7 +392,9 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
       const RequestEvent& e = ce.event;
       absorb(c.result, log, engine_error, e);
       if (!stream || e.finish == FinishReason::kError) continue;
-      send_text(c, ce.choice, c.calls.push(e.text), e.logprobs);
+      ReasoningSplit split = c.reasoning.push(e.text);
+      split.content = c.calls.push(split.content);
+      send_text(c, ce.choice, split, e.logprobs);
       send_calls(c, ce.choice);
     }
   }
@@ -386,12 +404,19 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   total.completion_tokens = 0;
   bool any_calls = false;
   for (Choice& c : choices) {
-    if (call_format != ToolCallFormat::kNone && !stream) {
-      ParsedToolCalls parsed = parse_tool_calls(call_format, c.result.text);
-      c.result.text = std::move(parsed.content);
-      c.result.tool_calls = std::move(parsed.calls);
+    if (!stream) {
+      ReasoningSplit split = split_reasoning(reasoning_format, reasoning_opened, c.result.text);
+      c.result.reasoning = std::move(split.reasoning);
+      c.result.text = std::move(split.content);
+      if (call_format != ToolCallFormat::kNone) {
+        ParsedToolCalls parsed = parse_tool_calls(call_format, c.result.text);
+        c.result.text = std::move(parsed.content);
+        c.result.tool_calls = std::move(parsed.calls);
+      }
     } else {
-      c.held = c.calls.finish();
+      c.held = c.reasoning.finish();
+      c.held.content = c.calls.push(c.held.content);
+      c.held.content += c.calls.finish();
     }
     any_calls = any_calls || !c.result.tool_calls.empty() || c.calls.saw_calls();
     total.completion_tokens += c.result.completion_tokens;

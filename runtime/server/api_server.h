@@ -26,6 +26,9 @@ namespace ft::server {
 struct ApiServerOptions {
   std::string served_model_name = {};
   std::string api_key = {};  // empty: no authentication
+  // Chat answers of thinking models: <think>...</think> goes out as
+  // reasoning_content (reasoning.h); false: it stays in content.
+  bool split_reasoning = true;
 };
 
 class ApiServer {

@@ -467,6 +467,7 @@ json choice_json(const ResponseContext& ctx, const Completion& result, size_t in
   json choice = {{"index", index}};
   if (chat) {
     choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+    if (!result.reasoning.empty()) choice["message"]["reasoning_content"] = result.reasoning;
     if (!result.tool_calls.empty()) {
       if (result.text.empty()) choice["message"]["content"] = nullptr;
       json calls = json::array();
@@ -497,6 +498,7 @@ json stream_chunk(const ResponseContext& ctx, const ChunkPart& part, bool includ
     json delta = json::object();
     if (part.role) delta["role"] = "assistant";
     if (!part.text.empty() || part.role) delta["content"] = std::string(part.text);
+    if (!part.reasoning.empty()) delta["reasoning_content"] = std::string(part.reasoning);
     if (!part.tool_calls.empty()) {
       json calls = json::array();
       for (size_t i = 0; i < part.tool_calls.size(); ++i)

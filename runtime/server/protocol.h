@@ -128,6 +128,7 @@ struct Completion {
   int completion_tokens = 0;
   int cached_prompt_tokens = 0;
   std::vector<ToolCall> tool_calls = {};  // chat: the calls cut out of `text`
+  std::string reasoning = {};             // chat: the reasoning cut out of `text` (reasoning.h)
 };
 
 // "stop", "length"; "abort" and "error" are not OpenAI reasons but say what
@@ -148,6 +149,7 @@ json full_response(const ResponseContext& ctx, std::span<const Completion> choic
 // (the first chunk); `finish` is null until the last choice chunk.
 struct ChunkPart {
   std::string_view text = {};
+  std::string_view reasoning = {};  // chat: delta.reasoning_content
   std::span<const TokenLogprob> logprobs = {};
   size_t text_offset = 0;
   const char* finish = nullptr;

@@ -4,26 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/server/text_scan.h"
+
 namespace ft::server {
 namespace {
 
 constexpr std::string_view kOpen = "<tool_call>";
 constexpr std::string_view kClose = "</tool_call>";
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-bool is_blank(std::string_view s) {
-  for (char c : s)
-    if (!is_space(c)) return false;
-  return true;
-}
-
-// Length of the longest end of `s` that is a proper start of `tag`.
-size_t partial_tag(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n)
-    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
-  return 0;
-}
 
 // {"name": "f", "arguments": {...}} ("parameters" also read); the arguments
 // go out as JSON text, as the OpenAI API sends them.
@@ -175,12 +162,7 @@ ParsedToolCalls parse_tool_calls(ToolCallFormat format, std::string_view text) {
   parsed.content = stream.push(text);
   parsed.content += stream.finish();
   parsed.calls = stream.take_calls();
-  if (!parsed.calls.empty()) {
-    size_t begin = 0, end = parsed.content.size();
-    while (begin < end && is_space(parsed.content[begin])) ++begin;
-    while (end > begin && is_space(parsed.content[end - 1])) --end;
-    parsed.content = parsed.content.substr(begin, end - begin);
-  }
+  if (!parsed.calls.empty()) parsed.content = std::string(trim_space(parsed.content));
   return parsed;
 }
 

@@ -309,6 +309,59 @@ TEST_F(ApiServerTest, ToolCallsAreCutOutOfTheText) {
   EXPECT_EQ(required.body_json()["error"]["param"], "tool_choice");
 }
 
+// A thinking model's <think> block comes back as reasoning_content, whole and
+// streamed, before a tool call cut from the rest; --reasoning-format none
+// keeps it in content; a completions request is never split.
+TEST_F(ApiServerTest, ReasoningIsCutOutOfTheAnswer) {
+  engine->script = {event("<think>\nThe user wants", {1}), event(" the weather.\n</th", {2}),
+                    event("ink>\n\nChecking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}", {3}),
+                    event("\n</tool_call>", {4}), event("", {}, FinishReason::kStop)};
+  engine->max_context_value = 1024;
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  json body = json::parse(kChat);
+  body["tools"] = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}])");
+
+  MemoryWriter whole = run(server, post("/v1/chat/completions", body.dump()));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json message = whole.body_json()["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "The user wants the weather.");
+  EXPECT_EQ(message["content"], "Checking.");
+  ASSERT_EQ(message["tool_calls"].size(), 1u);
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
+
+  body["stream"] = true;
+  MemoryWriter streamed = run(server, post("/v1/chat/completions", body.dump()));
+  std::string reasoning, content;
+  int calls = 0;
+  bool reasoning_before_content = true;
+  for (const json& c : sse_chunks(streamed.body)) {
+    const json& delta = c["choices"][0]["delta"];
+    if (delta.contains("reasoning_content")) {
+      reasoning += delta["reasoning_content"].get<std::string>();
+      reasoning_before_content = reasoning_before_content && content.empty();
+    }
+    if (delta.contains("content")) content += delta["content"].get<std::string>();
+    if (delta.contains("tool_calls")) calls += static_cast<int>(delta["tool_calls"].size());
+  }
+  EXPECT_EQ(reasoning, "The user wants the weather.");
+  EXPECT_EQ(content, "Checking.");
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(reasoning_before_content);
+
+  ApiServer unsplit({.served_model_name = "tiny", .split_reasoning = false});
+  unsplit.set_engine(engine.get());
+  body.erase("tools");
+  body["stream"] = false;
+  MemoryWriter raw = run(unsplit, post("/v1/chat/completions", body.dump()));
+  EXPECT_FALSE(raw.body_json()["choices"][0]["message"].contains("reasoning_content"));
+  EXPECT_TRUE(raw.body_json()["choices"][0]["message"]["content"].get<std::string>().starts_with("<think>\nThe user"));
+
+  MemoryWriter completion = run(server, post("/v1/completions", R"({"prompt": "Hi", "max_tokens": 8})"));
+  ASSERT_EQ(completion.status, 200) << completion.body;
+  EXPECT_TRUE(completion.body_json()["choices"][0]["text"].get<std::string>().starts_with("<think>"));
+}
+
 // n choices are n engine requests, seeded seed + i; the prompt counts once in
 // the usage, the completions of all choices add up.
 TEST_F(ApiServerTest, NChoicesWholeAndStreamed) {

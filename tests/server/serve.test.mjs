@@ -193,6 +193,27 @@ test("logit_bias forces and bans tokens", async () => {
     assert.match(e.message, /logit_bias/));
 });
 
+test("reasoning: a <think> block comes back as reasoning_content, whole and streamed", async () => {
+  // Random weights do not think; the bias makes every token Qwen3's <think> (151667).
+  const req = { ...chatRequest(1, "Hi"), temperature: 0, max_tokens: 3, logit_bias: { 151667: 100 } };
+  const r = await client().chat.completions.create(req);
+  assert.equal(r.choices[0].message.reasoning_content, "<think><think>");  // the first opens the block
+  assert.equal(r.choices[0].message.content, "");
+  const stream = await client().chat.completions.create({ ...req, stream: true });
+  let reasoning = "";
+  let content = "";
+  for await (const chunk of stream) {
+    reasoning += chunk.choices[0]?.delta?.reasoning_content ?? "";
+    content += chunk.choices[0]?.delta?.content ?? "";
+  }
+  assert.equal(reasoning, "<think><think>");
+  assert.equal(content, "");
+  // Completions are never split.
+  const text = await client().completions.create({ model: "tiny", prompt: "Hi", temperature: 0, max_tokens: 2,
+    ignore_eos: true, logit_bias: { 151667: 100 } });
+  assert.equal(text.choices[0].text, "<think><think>");
+});
+
 test("chat streamed equals not streamed, with usage", async () => {
   const whole = await client().chat.completions.create(chatRequest(2));
   const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });

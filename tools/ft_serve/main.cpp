@@ -39,6 +39,8 @@ constexpr const char* kUsage =
     "  --api-key KEY             require 'Authorization: Bearer KEY' (all endpoints but /health)\n"
     "  --chat-template FILE      chat template to use instead of the model's\n"
     "  --served-model-name NAME  the model name clients send (default: the file name without .gguf)\n"
+    "  --reasoning-format F      auto | none: with auto (the default), a thinking model's <think> block\n"
+    "                            comes back as reasoning_content; with none it stays in content\n"
     "  --version                 print the version\n"
     "  -h, --help                this help\n\n"
     "Environment: FT_LOG_LEVEL=debug|info|warn|error, FT_CACHE_DIR (compiled kernels).\n";
@@ -94,6 +96,10 @@ Result<ServeConfig> parse_config(const ft::tools::CliArgs& a) {
   }
   c.api.api_key = a.get("--api-key");
   c.api.served_model_name = a.get("--served-model-name", default_served_name(c.engine.model_path));
+  const std::string reasoning = a.get("--reasoning-format", "auto");
+  if (reasoning != "auto" && reasoning != "none")
+    return FT_ERROR(ErrorCode::kInvalidArgument, "--reasoning-format must be auto or none, got '{}'", reasoning);
+  c.api.split_reasoning = reasoning == "auto";
   return c;
 }
 
@@ -132,7 +138,7 @@ int main(int argc, char** argv) {
   }
   auto args = ft::tools::CliArgs::parse(
       {.value_options = {"--model", "--device", "--host", "--port", "--ctx", "--max-batch", "--prefill-chunk", "--max-queue",
-                         "--kv-cache-mb", "--api-key", "--chat-template", "--served-model-name"},
+                         "--kv-cache-mb", "--api-key", "--chat-template", "--served-model-name", "--reasoning-format"},
        .flags = {"--version"}},
       argc - 1, argv + 1);
   if (args.ok() && args->help()) {
