@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-#include <functional>
 #include <map>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
+
+#include "runtime/text/tokenizer.h"
 
 namespace ft {
 
@@ -59,35 +59,6 @@ std::optional<std::string> chat_template_of(const json& config) {
   return std::nullopt;
 }
 
-// "<0x0A>" and the like: SentencePiece's byte-fallback tokens.
-bool is_byte_token(const std::string& text) {
-  return text.size() == 6 && text.compare(0, 3, "<0x") == 0 && text[5] == '>' && std::isxdigit(text[3]) &&
-         std::isxdigit(text[4]);
-}
-
-// Whether a SentencePiece-style tokenizer.json puts a U+2581 in front of the
-// text: a Prepend normalizer, or a Metaspace pre-tokenizer that prepends.
-// (GGUF has only llama.cpp's add_space_prefix, which prepends before every
-// section, as Prepend does; Metaspace's "first" becomes that too.)
-bool prepends_space(const json& tok) {
-  std::function<bool(const json&, const char*)> has = [&](const json& node, const char* list) {
-    if (!node.is_object()) return false;
-    const std::string type = node.value("type", "");
-    if (type == "Sequence" && node.contains(list)) {
-      for (const json& item : node[list])
-        if (has(item, list)) return true;
-      return false;
-    }
-    if (type == "Prepend") return true;
-    if (type == "Metaspace") {
-      if (node.contains("prepend_scheme")) return node.value("prepend_scheme", "") != "never";
-      return node.value("add_prefix_space", true);
-    }
-    return false;
-  };
-  return has(tok.value("normalizer", json()), "normalizers") || has(tok.value("pre_tokenizer", json()), "pretokenizers");
-}
-
 // SentencePiece scores from HF merges: a token's score is minus the rank of
 // the first merge that makes it, so the best-scored pair is the first merge.
 // Tokens no merge makes (characters, bytes, specials) score below all of them.
@@ -123,12 +94,20 @@ Result<TokenizerMetadata> build(const TokenizerSources& src) {
     return FT_ERROR(ErrorCode::kUnsupported, "tokenizer.json: only BPE tokenizers can be converted (model type {})",
                     model.value("type", "?"));
   const std::string unk = model.contains("unk_token") && model["unk_token"].is_string() ? model["unk_token"].get<std::string>() : "";
+  // A SentencePiece-style tokenizer is loaded as ft will run it, which checks
+  // it, tells its byte tokens and whether it prepends a space marker.
+  std::optional<Tokenizer> spm_tokenizer;
+  if (spm) {
+    Result<Tokenizer> loaded = Tokenizer::from_hf_json(src.tokenizer_json, src.tokenizer_config_json.value_or(""));
+    if (!loaded.ok()) return loaded.status();
+    spm_tokenizer = std::move(*loaded);
+  }
   std::map<uint32_t, std::pair<std::string, GgufTokenType>> by_id;
   for (const auto& [text, id] : model.at("vocab").items()) {
     if (!id.is_number_unsigned() || id.get<uint64_t>() >= kMaxVocab)
       return FT_ERROR(ErrorCode::kCorrupt, "tokenizer.json: token {} has a bad id", text);
     GgufTokenType type = GgufTokenType::kNormal;
-    if (spm && is_byte_token(text)) type = GgufTokenType::kByte;
+    if (spm && spm_tokenizer->byte_fallback_value(id.get<int32_t>()) >= 0) type = GgufTokenType::kByte;
     if (spm && text == unk) type = GgufTokenType::kUnknown;
     by_id[id.get<uint32_t>()] = {text, type};
   }
@@ -163,7 +142,7 @@ Result<TokenizerMetadata> build(const TokenizerSources& src) {
     out.keys.emplace_back("tokenizer.ggml.tokens", GgufValue::strings(std::move(tokens)));
     out.keys.emplace_back("tokenizer.ggml.scores", GgufValue::f32s(std::move(scores)));
     out.keys.emplace_back("tokenizer.ggml.token_type", GgufValue::i32s(std::move(types)));
-    out.keys.emplace_back("tokenizer.ggml.add_space_prefix", GgufValue(prepends_space(tok)));
+    out.keys.emplace_back("tokenizer.ggml.add_space_prefix", GgufValue(spm_tokenizer->prepends_space_marker()));
   } else {
     out.keys.emplace_back("tokenizer.ggml.model", GgufValue("gpt2"));
     out.keys.emplace_back("tokenizer.ggml.pre", GgufValue(src.pre));

@@ -281,6 +281,15 @@ std::string_view Tokenizer::token_bytes(int32_t id) const {
   return impl_->bytes_of(id);
 }
 
+int Tokenizer::byte_fallback_value(int32_t id) const {
+  if (!impl_->spaces.enabled || id < 0 || id >= impl_->bpe->size() || impl_->added_token(id)) return -1;
+  return parse_byte_token(impl_->bpe->piece(id));
+}
+
+bool Tokenizer::prepends_space_marker() const {
+  return impl_->spaces.enabled && impl_->spaces.prepend != SpaceMarker::Prepend::kNever;
+}
+
 int32_t Tokenizer::token_id(std::string_view token_string) const {
   for (const AddedToken& token : impl_->added) {
     if (token.content == token_string) return token.id;

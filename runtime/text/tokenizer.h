@@ -119,6 +119,12 @@ class Tokenizer {
   // Raw bytes a BPE token decodes to (empty for added tokens and unknown ids).
   // SentencePiece-style: U+2581 as a space, a byte token as its byte.
   std::string_view token_bytes(int32_t id) const;
+  // SentencePiece-style: the byte a byte-fallback token ("<0x0A>") stands
+  // for; -1 for any other token, and for every token of a byte-level BPE.
+  int byte_fallback_value(int32_t id) const;
+  // SentencePiece-style: whether encoding puts a U+2581 in front of the text
+  // (llama.cpp's add_space_prefix).
+  bool prepends_space_marker() const;
 
   struct Impl;
 

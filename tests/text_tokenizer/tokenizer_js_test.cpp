@@ -147,7 +147,13 @@ TEST_P(TokenizerJsTest, SpecFromGgufValuesMatchesJson) {
     spec = spec_from_converter(GetParam());
     EXPECT_EQ(spec.model, "llama");
     EXPECT_EQ(spec.add_space_prefix, GetParam() == "llama2");
+    EXPECT_EQ(json_tokenizer->prepends_space_marker(), GetParam() == "llama2");
+    EXPECT_EQ(json_tokenizer->byte_fallback_value(json_tokenizer->token_id("<0x0A>")), 10);
+    EXPECT_EQ(json_tokenizer->byte_fallback_value(json_tokenizer->token_id("<0xFF>")), 255);
+    EXPECT_EQ(json_tokenizer->byte_fallback_value(json_tokenizer->token_id("\u2581the")), -1);
   } else {
+    EXPECT_FALSE(json_tokenizer->prepends_space_marker());
+    EXPECT_EQ(json_tokenizer->byte_fallback_value(json_tokenizer->token_id("A")), -1);
     spec = byte_level_spec(GetParam(), *json_tokenizer);
   }
   Result<Tokenizer> spec_tokenizer = Tokenizer::from_spec(spec);
