@@ -78,6 +78,24 @@ class Connection final : public ResponseWriter {
     std::string connection = lower(request.header("connection"));
     keep_alive_ = http11_ ? connection != "close" : connection == "keep-alive";
     responded_ = streaming_ = false;
+    allow_origin_ = allowed_origin(request.header("origin"));
+    return true;
+  }
+
+  // A CORS preflight (OPTIONS with Access-Control-Request-Method) when CORS
+  // is on: answered here, before any handler or authentication. False: not one.
+  bool answer_preflight(const HttpRequest& request) {
+    if (options_.cors_origins.empty() || request.method != "OPTIONS" ||
+        request.header("access-control-request-method").empty())
+      return false;
+    HttpHeaders headers;
+    if (!allow_origin_.empty()) {
+      std::string asked = request.header("access-control-request-headers");
+      headers = {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                 {"Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked},
+                 {"Access-Control-Max-Age", "86400"}};
+    }
+    send(204, "text/plain", "", headers);  // without the allow headers, the browser refuses
     return true;
   }
 
@@ -128,9 +146,24 @@ class Connection final : public ResponseWriter {
 
  private:
   std::string status_line(int status) const {
-    return fmt::format("HTTP/1.1 {} {}\r\nConnection: {}\r\n{}", status, http_status_text(status),
-                       keep_open() ? "keep-alive" : "close",
-                       keep_open() ? fmt::format("Keep-Alive: timeout={}\r\n", options_.idle_timeout_s) : "");
+    std::string line = fmt::format("HTTP/1.1 {} {}\r\nConnection: {}\r\n{}", status, http_status_text(status),
+                                   keep_open() ? "keep-alive" : "close",
+                                   keep_open() ? fmt::format("Keep-Alive: timeout={}\r\n", options_.idle_timeout_s) : "");
+    if (!allow_origin_.empty()) line += fmt::format("Access-Control-Allow-Origin: {}\r\n", allow_origin_);
+    // The answer depends on the Origin sent (caches must not share it) unless any is allowed.
+    if (!options_.cors_origins.empty() && allow_origin_ != "*") line += "Vary: Origin\r\n";
+    return line;
+  }
+
+  // What Access-Control-Allow-Origin says to a request from `origin`; empty
+  // when CORS is off, the request names no origin, or the origin is not allowed.
+  std::string allowed_origin(const std::string& origin) const {
+    if (origin.empty()) return "";
+    for (const std::string& allowed : options_.cors_origins) {
+      if (allowed == "*") return "*";
+      if (allowed == origin) return origin;
+    }
+    return "";
   }
 
   bool parse_head(std::string_view head, HttpRequest& request) {
@@ -232,6 +265,7 @@ class Connection final : public ResponseWriter {
   bool responded_ = false;
   bool streaming_ = false;
   bool broken_ = false;
+  std::string allow_origin_;  // the current request's Access-Control-Allow-Origin, or empty
 };
 
 }  // namespace
@@ -245,6 +279,7 @@ std::string HttpRequest::header(std::string_view name) const {
 const char* http_status_text(int status) {
   switch (status) {
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 404: return "Not Found";
@@ -361,6 +396,10 @@ void HttpServer::run_connection(int fd) {
     Connection connection(fd, options_, stopping_);
     HttpRequest request;
     while (!stopping_.load() && connection.read_request(request)) {
+      if (connection.answer_preflight(request)) {
+        if (!connection.keep_open()) break;
+        continue;
+      }
       try {
         handler_(request, connection);
       } catch (const std::exception& e) {

@@ -66,6 +66,13 @@ struct HttpServerOptions {
   int max_connections = 1024;
   int idle_timeout_s = 30;  // an idle keep-alive connection is closed after this
   int send_timeout_s = 60;  // a write that makes no progress this long ends the connection
+  // Browser origins allowed to call the server across origins (CORS), such as
+  // "http://localhost:3000", or "*" for any. Empty: no CORS headers, and
+  // browsers keep pages of other origins from reading the responses. When
+  // set, an OPTIONS preflight is answered here (204, no authentication, as
+  // browsers send none with it) and responses to an allowed Origin carry
+  // Access-Control-Allow-Origin.
+  std::vector<std::string> cors_origins = {};
 };
 
 const char* http_status_text(int status);

@@ -118,6 +118,51 @@ TEST(HttpServer, ChunkedRequestBodyAndExpectContinue) {
   EXPECT_NE(out.find("POST /c [abc0123456789]"), std::string::npos) << out;
 }
 
+// CORS: off by default (no headers, OPTIONS goes to the handler); on, a
+// preflight is answered before the handler and an allowed Origin is echoed.
+TEST(HttpServer, CorsHeadersAndPreflight) {
+  const std::string preflight =
+      "OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: x\r\nOrigin: http://app.test\r\n"
+      "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\n\r\n";
+  const std::string get = "GET /b HTTP/1.1\r\nHost: x\r\nOrigin: http://app.test\r\nX-Test: end\r\n\r\n";
+  {
+    TestServer off(echo);
+    Client c(off.port());
+    c.send(preflight);
+    std::string out = c.read_until("] ");  // the echo handler answered it
+    EXPECT_NE(out.find("OPTIONS /v1/chat/completions"), std::string::npos) << out;
+    c.send(get);
+    out = c.read_until("end");
+    EXPECT_EQ(out.find("Access-Control"), std::string::npos) << out;
+  }
+  HttpServerOptions options;
+  options.cors_origins = {"http://other.test", "http://app.test"};
+  TestServer on(echo, options);
+  Client c(on.port());
+  c.send(preflight);
+  std::string out = c.read_until("\r\n\r\n");
+  EXPECT_EQ(out.rfind("HTTP/1.1 204 No Content\r\n", 0), 0u) << out;
+  EXPECT_NE(out.find("Access-Control-Allow-Origin: http://app.test\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Access-Control-Allow-Headers: authorization, content-type\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Vary: Origin\r\n"), std::string::npos) << out;
+  c.send(get);  // the same connection goes on
+  out = c.read_until("end");
+  EXPECT_NE(out.find("Access-Control-Allow-Origin: http://app.test\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("GET /b [] end"), std::string::npos) << out;
+  c.send("GET /b HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.test\r\nX-Test: evil\r\n\r\n");
+  out = c.read_until("[] evil");
+  EXPECT_EQ(out.find("Access-Control-Allow-Origin"), std::string::npos) << out;
+
+  options.cors_origins = {"*"};
+  TestServer any(echo, options);
+  Client d(any.port());
+  d.send(get);
+  out = d.read_until("end");
+  EXPECT_NE(out.find("Access-Control-Allow-Origin: *\r\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Vary"), std::string::npos) << out;
+}
+
 TEST(HttpServer, MalformedRequestGets400AndClose) {
   TestServer server(echo);
   Client c(server.port());

@@ -116,7 +116,8 @@ before(async () => {
     "-o", modelPath,
   ], { encoding: "utf8" });
   assert.equal(synth.status, 0, synth.stderr);
-  server = await startServer(["--api-key", API_KEY, "--ctx", String(CONTEXT), "--max-batch", "8"]);
+  server = await startServer(["--api-key", API_KEY, "--ctx", String(CONTEXT), "--max-batch", "8",
+    "--cors-origins", "http://app.test, http://other.test/"]);
 });
 
 after(async () => {
@@ -411,6 +412,23 @@ test("tokenize, detokenize, apply-template", async () => {
   assert.equal(r.usage.prompt_tokens, viaMessages.json.count);
 });
 
+test("CORS: preflight without a key, allowed origins echoed", async () => {
+  const pre = await fetch(`${server.url}/v1/chat/completions`, { method: "OPTIONS", headers: {
+    origin: "http://other.test", "access-control-request-method": "POST",
+    "access-control-request-headers": "authorization, content-type" } });
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get("access-control-allow-origin"), "http://other.test");
+  assert.match(pre.headers.get("access-control-allow-headers"), /authorization/);
+  const headers = { "content-type": "application/json", authorization: `Bearer ${API_KEY}`, origin: "http://app.test" };
+  const r = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers,
+    body: JSON.stringify({ ...chatRequest(1), max_tokens: 2 }) });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get("access-control-allow-origin"), "http://app.test");
+  const denied = await fetch(`${server.url}/v1/models`, { headers: { ...headers, origin: "http://evil.test" } });
+  assert.equal(denied.status, 200);  // served, but the browser is not told it may read it
+  assert.equal(denied.headers.get("access-control-allow-origin"), null);
+});
+
 test("metrics in Prometheus text", async () => {
   const m = await metrics();
   assert.equal(m.ft_ready, 1);
@@ -433,6 +451,9 @@ test("command line: help, version, bad flags, missing model, port in use", async
   const badFlag = run(["--model", modelPath, "--bogus"]);
   assert.equal(badFlag.status, 2);
   assert.match(badFlag.stderr, /unknown option --bogus/);
+  const badCors = run(["--model", modelPath, "--cors-origins", "localhost"]);
+  assert.equal(badCors.status, 2);
+  assert.match(badCors.stderr, /--cors-origins takes origins/);
   const badPort = run(["--model", modelPath, "--port", "http"]);
   assert.equal(badPort.status, 2);
   const missing = run(["--model", join(workDir, "nope.gguf")]);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,8 @@ constexpr const char* kUsage =
     "  --api-key KEY             require 'Authorization: Bearer KEY' (all endpoints but /health)\n"
     "  --chat-template FILE      chat template to use instead of the model's\n"
     "  --served-model-name NAME  the model name clients send (default: the file name without .gguf)\n"
+    "  --cors-origins LIST       browser origins allowed to call the server, comma-separated\n"
+    "                            (\"http://localhost:3000\"), or \"*\" for any (default: none)\n"
     "  --reasoning-format F      auto | none: with auto (the default), a thinking model's <think> block\n"
     "                            comes back as reasoning_content; with none it stays in content\n"
     "  --version                 print the version\n"
@@ -100,6 +103,21 @@ Result<ServeConfig> parse_config(const ft::tools::CliArgs& a) {
   if (reasoning != "auto" && reasoning != "none")
     return FT_ERROR(ErrorCode::kInvalidArgument, "--reasoning-format must be auto or none, got '{}'", reasoning);
   c.api.split_reasoning = reasoning == "auto";
+  if (a.has("--cors-origins")) {
+    const std::string list = a.get("--cors-origins");
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      std::string origin = list.substr(start, comma - start);
+      while (!origin.empty() && origin.front() == ' ') origin.erase(0, 1);
+      while (!origin.empty() && origin.back() == ' ') origin.pop_back();
+      while (!origin.empty() && origin.back() == '/') origin.pop_back();  // browsers send no trailing slash
+      if (origin.empty() || (origin != "*" && origin.find("://") == std::string::npos))
+        return FT_ERROR(ErrorCode::kInvalidArgument,
+                        "--cors-origins takes origins like http://localhost:3000 or *, comma-separated; got '{}'", list);
+      c.http.cors_origins.push_back(std::move(origin));
+      start = comma + 1;
+    }
+  }
   return c;
 }
 
@@ -138,7 +156,8 @@ int main(int argc, char** argv) {
   }
   auto args = ft::tools::CliArgs::parse(
       {.value_options = {"--model", "--device", "--host", "--port", "--ctx", "--max-batch", "--prefill-chunk", "--max-queue",
-                         "--kv-cache-mb", "--api-key", "--chat-template", "--served-model-name", "--reasoning-format"},
+                         "--kv-cache-mb", "--api-key", "--chat-template", "--served-model-name", "--reasoning-format",
+                         "--cors-origins"},
        .flags = {"--version"}},
       argc - 1, argv + 1);
   if (args.ok() && args->help()) {
