@@ -19,6 +19,7 @@
 #include "runtime/engine/executor.h"
 #include "runtime/engine/kernel_plan.h"
 #include "runtime/engine/model_text.h"
+#include "runtime/engine/json_constraint.h"
 #include "runtime/engine/sampler.h"
 #include "runtime/engine/scheduler.h"
 
@@ -48,6 +49,7 @@ struct Active {
   std::function<void(const RequestEvent&)> on_event;
   std::unique_ptr<StreamDecoder> decoder;
   std::string held;   // decoded text not yet sent (could start a stop string)
+  std::unique_ptr<JsonConstraint> json;  // JSON mode's constraint, or null
   Clock::time_point submitted;
   double ttft_ms = -1;
   Clock::time_point first_token;
@@ -194,6 +196,7 @@ class EngineImpl final : public Engine {
       if (t < 0 || t >= static_cast<int32_t>(config_.vocab_size))
         return FT_ERROR(ErrorCode::kInvalidArgument, "logit_bias names token {}, outside the vocabulary", t);
     auto a = std::make_unique<Active>();
+    if (p.json_object) a->json = std::make_unique<JsonConstraint>(json_trie());
     a->seq.tokens = std::move(r.prompt);
     a->seq.prompt_len = n;
     a->params = p;
@@ -333,7 +336,19 @@ class EngineImpl final : public Engine {
   // The host draws when it must see the logits: penalties, biases and logprobs.
   static bool needs_host_logits(const SamplingParams& p) {
     return p.logprobs >= 0 || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
-           p.frequency_penalty != 0.0f || !p.logit_bias.empty();
+           p.frequency_penalty != 0.0f || !p.logit_bias.empty() || p.json_object;
+  }
+
+  // The vocabulary's byte trie for JSON mode, built on first use (from any
+  // submitting thread) and shared by every request after.
+  std::shared_ptr<const TokenTrie> json_trie() {
+    std::call_once(json_trie_once_, [&] {
+      const auto start = Clock::now();
+      json_trie_ = std::make_shared<const TokenTrie>(*tokenizer_, valid_vocab());
+      log::info("JSON mode: vocabulary trie built in {:.0f} ms",
+                std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    });
+    return json_trie_;
   }
 
   int valid_vocab() const { return std::min<int>(tokenizer_->vocab_size(), static_cast<int>(config_.vocab_size)); }
@@ -355,6 +370,7 @@ class EngineImpl final : public Engine {
     in.step = static_cast<uint64_t>(s.tokens.size() - s.prompt_len);
     in.prompt = std::span<const int32_t>(s.tokens).first(s.prompt_len);
     in.output = std::span<const int32_t>(s.tokens).subspan(s.prompt_len);
+    if (a->json) in.allowed = a->json->allowed();
     return sample_token(in);
   }
 
@@ -382,6 +398,11 @@ class EngineImpl final : public Engine {
       auto text = a->decoder->push(out.token);
       if (text.ok()) a->held += *text;
       if (static_cast<int>(s.tokens.size()) >= a->max_total) reason = FinishReason::kLength;
+      // JSON mode: the token that closes the object ends the answer.
+      if (a->json) {
+        const std::string_view bytes = tokenizer_->token_bytes(out.token);
+        if (a->json->accept(bytes) && a->json->complete()) reason = FinishReason::kStop;
+      }
     }
     if (reason != FinishReason::kNone && !is_eos && !is_stop_id) a->held += a->decoder->finish();
     // Stop strings: cut at the first match; otherwise hold back any tail that
@@ -459,6 +480,8 @@ class EngineImpl final : public Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::set<int32_t> eos_;
   int max_context_ = 0;
+  std::once_flag json_trie_once_;
+  std::shared_ptr<const TokenTrie> json_trie_;
 
   // Engine-thread state.
   std::map<uint64_t, std::unique_ptr<Active>> active_;

@@ -52,6 +52,9 @@ struct SamplingParams {
   // Added to these tokens' logits before sampling (OpenAI's logit_bias:
   // -100 bans a token, +100 all but forces it).
   std::vector<std::pair<int32_t, float>> logit_bias;
+  // JSON mode: the output is one JSON object (json_constraint.h); drawn on
+  // the host, which masks the tokens that cannot continue it.
+  bool json_object = false;
 };
 
 struct TokenLogprob {

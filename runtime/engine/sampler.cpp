@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,12 @@ SampleOutput sample_token(const SampleInput& in) {
   }
   for (auto [t, bias] : p.logit_bias)
     if (t >= 0 && t < valid) l[t] += bias;
+  if (!in.allowed.empty()) {
+    const int n = std::min(valid, static_cast<int>(in.allowed.size()));
+    for (int i = 0; i < n; ++i)
+      if (!in.allowed[i]) l[i] = -std::numeric_limits<float>::infinity();
+    for (int i = n; i < valid; ++i) l[i] = -std::numeric_limits<float>::infinity();
+  }
 
   SamplingRow row;
   row.temperature = p.temperature;

@@ -18,6 +18,7 @@ struct SampleInput {
   uint64_t step = 0;                 // tokens generated so far
   std::span<const int32_t> prompt;
   std::span<const int32_t> output;   // generated so far
+  std::span<const uint8_t> allowed;  // if not empty: only ids with allowed[id] != 0 may be drawn
 };
 
 struct SampleOutput {

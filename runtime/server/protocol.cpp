@@ -247,10 +247,15 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
     auto type = format->find("type");
     if (type == format->end() || !type->is_string())
       return bad_request("'response_format.type' must be a string", "response_format");
-    if (type->get<std::string>() != "text")
-      return bad_request(fmt::format("response_format type '{}' is not supported by this server (only 'text')",
-                                     type->get<std::string>()),
+    const std::string t = type->get<std::string>();
+    if (t == "json_object") {
+      s.json_object = true;
+    } else if (t != "text") {
+      return bad_request(fmt::format("response_format type '{}' is not supported by this server (only 'text' and "
+                                     "'json_object')",
+                                     t),
                          "response_format", "unsupported_response_format");
+    }
   }
   return std::nullopt;
 }

@@ -215,6 +215,41 @@ test("reasoning: a <think> block comes back as reasoning_content, whole and stre
   assert.equal(text.choices[0].text, "<think><think>");
 });
 
+test("JSON mode: random weights write JSON objects", async () => {
+  const json = { type: "json_object" };
+  // Sampled: every choice opens an object; those that close it parse, and end there ("stop").
+  const r = await client().chat.completions.create({ ...chatRequest(3, "Reply in JSON"), n: 4, max_tokens: 40,
+    temperature: 0.8, response_format: json });
+  let closed = 0;
+  for (const c of r.choices) {
+    assert.match(c.message.content, /^\s*\{/, c.message.content);
+    if (c.finish_reason === "stop") {
+      closed += 1;
+      const value = JSON.parse(c.message.content);
+      assert.equal(typeof value, "object");
+      assert.ok(!Array.isArray(value));
+    } else {
+      assert.equal(c.finish_reason, "length");
+    }
+  }
+  // Biased towards "{" and "}": "}" is held off until the object is open, "{"
+  // after that (no key can open with it), and the object closes at once.
+  const id = async (text) => (await raw("/tokenize", { body: { prompt: text, add_special_tokens: false } })).json.tokens;
+  const [open] = await id("{");
+  const [close] = await id("}");
+  const biased = { ...chatRequest(3, "Reply in JSON"), temperature: 0, logit_bias: { [open]: 100, [close]: 100 },
+    response_format: json };
+  const braces = await client().chat.completions.create(biased);
+  assert.equal(braces.choices[0].message.content, "{}");
+  assert.equal(braces.choices[0].finish_reason, "stop");
+  assert.equal(braces.usage.completion_tokens, 2);
+  // Streamed, the same text.
+  const stream = await client().chat.completions.create({ ...biased, stream: true });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+  assert.equal(text, braces.choices[0].message.content);
+});
+
 test("chat streamed equals not streamed, with usage", async () => {
   const whole = await client().chat.completions.create(chatRequest(2));
   const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });
@@ -336,7 +371,7 @@ test("errors in the OpenAI shape", async () => {
     assert.equal(e.param, "messages"));
   // Unsupported features are clear 400s.
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), n: 17 }), 400, (e) => assert.equal(e.param, "n"));
-  await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_object" } }), 400,
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_schema", json_schema: { name: "x", schema: {} } } }), 400,
     (e) => assert.equal(e.param, "response_format"));
   await expectApiError(client().completions.create({ model: "tiny", prompt: "x", echo: true }), 400, (e) => assert.equal(e.param, "echo"));
   // Unknown model.
