@@ -196,7 +196,11 @@ class EngineImpl final : public Engine {
       if (t < 0 || t >= static_cast<int32_t>(config_.vocab_size))
         return FT_ERROR(ErrorCode::kInvalidArgument, "logit_bias names token {}, outside the vocabulary", t);
     auto a = std::make_unique<Active>();
-    if (p.json_object) a->json = std::make_unique<JsonConstraint>(json_trie());
+    if (p.json_object) {
+      a->json = std::make_unique<JsonConstraint>(json_trie());
+      if (!a->json->accept(p.json_prefix) || a->json->complete())
+        return FT_ERROR(ErrorCode::kInvalidArgument, "the JSON prefix '{}' cannot start a JSON object", p.json_prefix);
+    }
     a->seq.tokens = std::move(r.prompt);
     a->seq.prompt_len = n;
     a->params = p;

@@ -55,6 +55,9 @@ struct SamplingParams {
   // JSON mode: the output is one JSON object (json_constraint.h); drawn on
   // the host, which masks the tokens that cannot continue it.
   bool json_object = false;
+  // JSON mode: the start of the object, already written (at the end of the
+  // prompt); the output continues it. Forced tool calls begin their call so.
+  std::string json_prefix;
 };
 
 struct TokenLogprob {

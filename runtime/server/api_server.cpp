@@ -94,7 +94,7 @@ TokenText token_text_of(const Tokenizer& tokenizer) {
 // The prompt as token ids, or the 400 that explains why there is none. A chat
 // prompt's rendered text goes to `rendered`.
 ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, const Engine& engine,
-                                              std::string& rendered) {
+                                              std::string_view answer_start, std::string& rendered) {
   const Tokenizer& tokenizer = engine.tokenizer();
   if (request.kind == ApiKind::kCompletion && request.prompt_is_tokens) {
     for (int32_t id : request.prompt_tokens)
@@ -113,6 +113,7 @@ ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, 
     Result<std::string> rendered = chat->render(chat_render_options(request));
     if (!rendered.ok()) return bad_request("the chat template failed: " + client_message(rendered.status()), "messages");
     text = std::move(*rendered);
+    text += answer_start;
     encode.add_special = false;  // the template writes the special tokens it wants
   }
   Result<std::vector<int32_t>> ids = tokenizer.encode(text, encode);
@@ -295,16 +296,26 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   if (auto e = check_model(request->model, options_.served_model_name)) return send_error(writer, *e);
   Engine* engine = require_engine(writer);
   if (!engine) return;
-  std::string prompt_text;
-  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine, prompt_text);
-  if (!prompt.ok()) return send_error(writer, prompt.error());
-  if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
-    return send_error(writer, *e);
-
   // Given tools, the model's calls come out of the text as tool_calls.
   const ToolCallFormat call_format = kind == ApiKind::kChat && !request->tools.is_null() && !request->tool_choice_none
                                          ? tool_call_format_of(engine->chat_template())
                                          : ToolCallFormat::kNone;
+  // A call the request forces is opened in the prompt and held to JSON.
+  std::optional<ForcedCall> forced;
+  if (kind == ApiKind::kChat && (request->tool_choice_required || !request->tool_choice_name.empty())) {
+    forced = forced_call(call_format, request->tool_choice_name);
+    if (!forced)
+      return send_error(writer, bad_request("this model's chat template writes tool calls in no format this server "
+                                            "knows, so tool_choice cannot force one",
+                                            "tool_choice"));
+    request->sampling.json_object = true;
+    request->sampling.json_prefix = forced->json;
+  }
+  std::string prompt_text;
+  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine, forced ? forced->text : "", prompt_text);
+  if (!prompt.ok()) return send_error(writer, prompt.error());
+  if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
+    return send_error(writer, *e);
   // A thinking model's <think> block comes out as reasoning_content.
   const ReasoningFormat reasoning_format = kind == ApiKind::kChat && options_.split_reasoning
                                                ? reasoning_format_of(engine->chat_template())
@@ -313,6 +324,11 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   // n choices are n engine requests (with a seed, seed + i each, so they differ).
   auto queue = std::make_shared<EventQueue>();
   std::vector<Choice> choices(request->n, Choice(reasoning_format, reasoning_opened, call_format));
+  // The forced opening is the answer's start: it goes through the parsers first (streamed) or
+  // before the text (whole).
+  const std::string answer_start = forced ? forced->text : "";
+  if (request->stream)
+    for (Choice& c : choices) c.calls.push(c.reasoning.push(answer_start).content);
   RequestLog log;
   for (int i = 0; i < request->n; ++i) {
     Request submit;
@@ -405,7 +421,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   bool any_calls = false;
   for (Choice& c : choices) {
     if (!stream) {
-      ReasoningSplit split = split_reasoning(reasoning_format, reasoning_opened, c.result.text);
+      ReasoningSplit split = split_reasoning(reasoning_format, reasoning_opened, answer_start + c.result.text);
       c.result.reasoning = std::move(split.reasoning);
       c.result.text = std::move(split.content);
       if (call_format != ToolCallFormat::kNone) {

@@ -267,11 +267,36 @@ std::optional<ApiError> parse_chat_fields(const Fields& f, GenerationRequest& r)
     if (!tools->empty()) r.tools = *tools;
   }
   if (const json* choice = f.find("tool_choice"); choice && !choice->is_null()) {
-    // Forcing a call needs constrained decoding, which this server does not do.
-    if (!choice->is_string() || (*choice != "auto" && *choice != "none"))
-      return bad_request("tool_choice " + dump(*choice) + " is not supported by this server (only \"auto\" and \"none\")",
+    // "auto", "none", "required", or {"type": "function", "function": {"name": ...}}.
+    const json* name = nullptr;
+    if (choice->is_object() && choice->value("type", json()) == "function") {
+      auto function = choice->find("function");
+      if (function != choice->end() && function->is_object()) {
+        auto n = function->find("name");
+        if (n != function->end() && n->is_string()) name = &*n;
+      }
+    }
+    const bool known = choice->is_string() && (*choice == "auto" || *choice == "none" || *choice == "required");
+    if (!known && !name)
+      return bad_request("tool_choice " + dump(*choice) +
+                             " is not supported: give \"auto\", \"none\", \"required\" or "
+                             "{\"type\": \"function\", \"function\": {\"name\": ...}}",
                          "tool_choice");
     r.tool_choice_none = *choice == "none";
+    r.tool_choice_required = *choice == "required";
+    if (name) r.tool_choice_name = name->get<std::string>();
+    if ((r.tool_choice_required || name) && r.tools.is_null())
+      return bad_request("tool_choice " + dump(*choice) + " needs 'tools'", "tool_choice");
+    if (name) {
+      bool listed = false;
+      for (const json& tool : r.tools)
+        if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+            tool["function"].value("name", json()) == *name)
+          listed = true;
+      if (!listed)
+        return bad_request("tool_choice names function '" + r.tool_choice_name + "', which is not in 'tools'",
+                           "tool_choice");
+    }
   }
   FT_API_CHECK(parse_template_kwargs(f, r.enable_thinking));
   bool logprobs = false;
@@ -578,11 +603,36 @@ ApiResult<ChatRenderOptions> parse_apply_template_request(std::string_view body)
     if (!tools->empty()) r.tools = *tools;
   }
   if (const json* choice = f.find("tool_choice"); choice && !choice->is_null()) {
-    // Forcing a call needs constrained decoding, which this server does not do.
-    if (!choice->is_string() || (*choice != "auto" && *choice != "none"))
-      return bad_request("tool_choice " + dump(*choice) + " is not supported by this server (only \"auto\" and \"none\")",
+    // "auto", "none", "required", or {"type": "function", "function": {"name": ...}}.
+    const json* name = nullptr;
+    if (choice->is_object() && choice->value("type", json()) == "function") {
+      auto function = choice->find("function");
+      if (function != choice->end() && function->is_object()) {
+        auto n = function->find("name");
+        if (n != function->end() && n->is_string()) name = &*n;
+      }
+    }
+    const bool known = choice->is_string() && (*choice == "auto" || *choice == "none" || *choice == "required");
+    if (!known && !name)
+      return bad_request("tool_choice " + dump(*choice) +
+                             " is not supported: give \"auto\", \"none\", \"required\" or "
+                             "{\"type\": \"function\", \"function\": {\"name\": ...}}",
                          "tool_choice");
     r.tool_choice_none = *choice == "none";
+    r.tool_choice_required = *choice == "required";
+    if (name) r.tool_choice_name = name->get<std::string>();
+    if ((r.tool_choice_required || name) && r.tools.is_null())
+      return bad_request("tool_choice " + dump(*choice) + " needs 'tools'", "tool_choice");
+    if (name) {
+      bool listed = false;
+      for (const json& tool : r.tools)
+        if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+            tool["function"].value("name", json()) == *name)
+          listed = true;
+      if (!listed)
+        return bad_request("tool_choice names function '" + r.tool_choice_name + "', which is not in 'tools'",
+                           "tool_choice");
+    }
   }
   FT_API_CHECK(parse_template_kwargs(f, r.enable_thinking));
   ChatRenderOptions options = chat_render_options(r);

@@ -70,6 +70,8 @@ struct GenerationRequest {
   json messages = json::array();
   json tools;
   bool tool_choice_none = false;  // tool_choice "none": calls in the output stay text
+  bool tool_choice_required = false;  // "required": the answer is a call
+  std::string tool_choice_name;       // {"type": "function", ...}: the answer calls this function
   std::optional<bool> enable_thinking;
   // Completions: a text prompt, or token ids when prompt_is_tokens.
   std::string prompt;

@@ -66,6 +66,16 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat) {
   return ToolCallFormat::kNone;
 }
 
+std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function) {
+  if (format == ToolCallFormat::kNone) return std::nullopt;
+  const char* arguments = format == ToolCallFormat::kLlama3Json ? "parameters" : "arguments";
+  ForcedCall f;
+  f.json = function.empty() ? std::string(R"({"name": ")")
+                            : R"({"name": )" + nlohmann::json(function).dump() + R"(, ")" + arguments + R"(": {)";
+  f.text = format == ToolCallFormat::kHermes ? std::string(kOpen) + "\n" + f.json : f.json;
+  return f;
+}
+
 std::string ToolCallStream::push(std::string_view text) {
   if (format_ == ToolCallFormat::kNone) return std::string(text);
   pending_ += text;

@@ -13,6 +13,7 @@
 // end). A block that does not hold a valid call stays content.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,17 @@ enum class ToolCallFormat {
 // The format the model of `chat` writes calls in, judged from its template's
 // sources; kNone when no template or none is recognized.
 ToolCallFormat tool_call_format_of(const ChatTemplate* chat);
+
+// The opening of an answer that must be a call (tool_choice "required", or
+// a named function), written at the end of the prompt so the model goes on
+// from it: `text` is all of it, `json` its JSON part, which JSON mode then
+// holds to one object. A named function's call is opened up to its
+// arguments object; "required" leaves the name to the model. Null for kNone.
+struct ForcedCall {
+  std::string text;
+  std::string json;
+};
+std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function);
 
 struct ToolCall {
   std::string name;

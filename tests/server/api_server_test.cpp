@@ -303,10 +303,67 @@ TEST_F(ApiServerTest, ToolCallsAreCutOutOfTheText) {
   MemoryWriter no_tools = run(server, post("/v1/chat/completions", kChat));
   EXPECT_FALSE(no_tools.body_json()["choices"][0]["message"].contains("tool_calls"));
 
+  body["tool_choice"] = {{"type", "function"}, {"function", {{"name", "get_time"}}}};
+  MemoryWriter unknown = run(server, post("/v1/chat/completions", body.dump()));
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.body_json()["error"]["param"], "tool_choice");
+}
+
+// tool_choice naming a function, or "required": the call is opened at the end
+// of the prompt and the rest held to JSON; the model's continuation closes it.
+TEST_F(ApiServerTest, ForcedToolCalls) {
+  engine->max_context_value = 1024;
+  ApiServer server({.served_model_name = "tiny"});
+  server.set_engine(engine.get());
+  json body = json::parse(kChat);
+  body["tools"] = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}])");
+  body["tool_choice"] = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+  const std::string opened = "{\"name\": \"get_weather\", \"arguments\": {";
+  for (bool stream : {false, true}) {
+    engine->script = {event("\"city\": \"Par", {1}), event("is\"}}", {2}), event("", {}, FinishReason::kStop)};
+    body["stream"] = stream;
+    MemoryWriter w = run(server, post("/v1/chat/completions", body.dump()));
+    ASSERT_EQ(w.status, 200) << w.body;
+    EXPECT_TRUE(engine->last_sampling.json_object);
+    EXPECT_EQ(engine->last_sampling.json_prefix, opened);
+    Result<std::string> prompt = engine->tokenizer().decode(engine->last_prompt);
+    ASSERT_TRUE(prompt.ok());
+    EXPECT_TRUE(prompt->ends_with("<|im_start|>assistant\n<tool_call>\n" + opened)) << *prompt;
+    json call;
+    std::string content, finish;
+    if (!stream) {
+      const json choice = w.body_json()["choices"][0];
+      ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << w.body;
+      call = choice["message"]["tool_calls"][0];
+      EXPECT_TRUE(choice["message"]["content"].is_null());
+      finish = choice["finish_reason"];
+    } else {
+      for (const json& c : sse_chunks(w.body)) {
+        const json& choice0 = c["choices"][0];
+        if (choice0["delta"].contains("content")) content += choice0["delta"]["content"].get<std::string>();
+        if (choice0["delta"].contains("tool_calls")) call = choice0["delta"]["tool_calls"][0];
+        if (!choice0["finish_reason"].is_null()) finish = choice0["finish_reason"];
+      }
+      EXPECT_EQ(content, "");
+    }
+    EXPECT_EQ(call["function"]["name"], "get_weather") << w.body;
+    EXPECT_EQ(json::parse(call["function"]["arguments"].get<std::string>()), json({{"city", "Paris"}}));
+    EXPECT_EQ(finish, "tool_calls");
+  }
+
+  // "required": the name is the model's to write.
+  engine->script = {event("get_weather\", \"arguments\": {}}", {1}), event("", {}, FinishReason::kStop)};
+  body["stream"] = false;
   body["tool_choice"] = "required";
   MemoryWriter required = run(server, post("/v1/chat/completions", body.dump()));
-  EXPECT_EQ(required.status, 400);
-  EXPECT_EQ(required.body_json()["error"]["param"], "tool_choice");
+  ASSERT_EQ(required.status, 200) << required.body;
+  EXPECT_EQ(engine->last_sampling.json_prefix, "{\"name\": \"");
+  EXPECT_EQ(required.body_json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+
+  body.erase("tools");
+  MemoryWriter no_tools = run(server, post("/v1/chat/completions", body.dump()));
+  EXPECT_EQ(no_tools.status, 400);
+  EXPECT_NE(no_tools.body_json()["error"]["message"].get<std::string>().find("needs 'tools'"), std::string::npos);
 }
 
 // A thinking model's <think> block comes back as reasoning_content, whole and

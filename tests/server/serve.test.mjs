@@ -160,7 +160,7 @@ test("chat completion, not streamed", async () => {
   assert.equal(again.choices[0].message.content, r.choices[0].message.content);
 });
 
-test("tools: rendered into the prompt; forcing a call is refused", async () => {
+test("tools: rendered into the prompt; a named function forces its call", async () => {
   const tools = [{ type: "function", function: { name: "get_weather", description: "The weather in a city",
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
   const plain = await client().chat.completions.create(chatRequest(1, "Hi"));
@@ -168,8 +168,26 @@ test("tools: rendered into the prompt; forcing a call is refused", async () => {
   // Qwen3's template writes the tool definitions into the prompt.
   assert.ok(withTools.usage.prompt_tokens > plain.usage.prompt_tokens + 20, JSON.stringify(withTools.usage));
   assert.equal(withTools.choices[0].message.role, "assistant");  // random weights write no valid call
-  await expectApiError(client().chat.completions.create({ ...chatRequest(1, "Hi"), tools, tool_choice: "required" }), 400,
-    (e) => assert.equal(e.param, "tool_choice"));
+  // Forced: the call is opened in the prompt and the arguments held to JSON; biased towards "}", the
+  // arguments close at once.
+  const [close] = (await raw("/tokenize", { body: { prompt: "}", add_special_tokens: false } })).json.tokens;
+  const forced = await client().chat.completions.create({ ...chatRequest(1, "Weather in Paris?"), tools, temperature: 0,
+    logit_bias: { [close]: 100 }, tool_choice: { type: "function", function: { name: "get_weather" } } });
+  const choice = forced.choices[0];
+  assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice));
+  assert.equal(choice.message.tool_calls.length, 1);
+  assert.equal(choice.message.tool_calls[0].function.name, "get_weather");
+  assert.deepEqual(JSON.parse(choice.message.tool_calls[0].function.arguments), {});
+  // Unbiased and sampled, the arguments are JSON whenever the model closes them.
+  const sampled = await client().chat.completions.create({ ...chatRequest(4, "Weather in Paris?"), tools, n: 3,
+    max_tokens: 40, tool_choice: { type: "function", function: { name: "get_weather" } } });
+  for (const c of sampled.choices) {
+    if (c.finish_reason !== "tool_calls") continue;
+    assert.equal(c.message.tool_calls[0].function.name, "get_weather");
+    assert.equal(typeof JSON.parse(c.message.tool_calls[0].function.arguments), "object");
+  }
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1, "Hi"), tools,
+    tool_choice: { type: "function", function: { name: "nope" } } }), 400, (e) => assert.equal(e.param, "tool_choice"));
 });
 
 test("n choices: choice i is what seed + i gives alone", async () => {

@@ -126,3 +126,33 @@ TEST(ToolCalls, NoFormatPassesTextThrough) {
 
 }  // namespace
 }  // namespace ft::server
+
+namespace ft::server {
+namespace {
+
+// A forced call's opening, and what the parser makes of it once the model's
+// continuation closes it.
+TEST(ToolCalls, ForcedCallOpenings) {
+  EXPECT_FALSE(forced_call(ToolCallFormat::kNone, "f"));
+  std::optional<ForcedCall> hermes = forced_call(kHermes, "get \"x\"");
+  ASSERT_TRUE(hermes);
+  EXPECT_EQ(hermes->json, R"({"name": "get \"x\"", "arguments": {)");  // the name JSON-escaped
+  EXPECT_EQ(hermes->text, "<tool_call>\n" + hermes->json);
+  ParsedToolCalls parsed = parse_tool_calls(kHermes, hermes->text + R"("a": 1}})");  // no closing tag: cut off at the end
+  ASSERT_EQ(parsed.calls.size(), 1u);
+  EXPECT_EQ(parsed.calls[0].name, "get \"x\"");
+  EXPECT_EQ(parsed.calls[0].arguments, R"({"a":1})");
+  EXPECT_EQ(parsed.content, "");
+
+  std::optional<ForcedCall> llama = forced_call(ToolCallFormat::kLlama3Json, "");
+  ASSERT_TRUE(llama);
+  EXPECT_EQ(llama->json, R"({"name": ")");
+  EXPECT_EQ(llama->text, llama->json);
+  parsed = parse_tool_calls(ToolCallFormat::kLlama3Json, llama->text + R"(f", "parameters": {"b": [true]}})");
+  ASSERT_EQ(parsed.calls.size(), 1u);
+  EXPECT_EQ(parsed.calls[0].name, "f");
+  EXPECT_EQ(parsed.calls[0].arguments, R"({"b":[true]})");
+}
+
+}  // namespace
+}  // namespace ft::server
