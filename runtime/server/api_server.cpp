@@ -359,6 +359,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   ctx.model = options_.served_model_name;
   ctx.logprobs = request->sampling.logprobs >= 0;
   ctx.token_text = token_text_of(engine->tokenizer());
+  ctx.short_call_ids = wants_short_call_ids(call_format);
 
   const bool stream = request->stream;
   const bool usage = request->include_usage;

@@ -474,7 +474,20 @@ json logprobs_json(const ResponseContext& ctx, std::span<const TokenLogprob> log
 json tool_call_json(const ResponseContext& ctx, const ToolCall& call, size_t index, bool stream) {
   json out = json::object();
   if (stream) out["index"] = index;
-  out["id"] = fmt::format("call_{}_{}", ctx.id.substr(ctx.id.find('-') + 1), index);
+  if (ctx.short_call_ids) {
+    // 9 letters and digits from a hash of the response id and the index (FNV-1a).
+    uint64_t h = 1469598103934665603ull;
+    for (char c : fmt::format("{}/{}", ctx.id, index)) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+    constexpr std::string_view kDigits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    std::string id(9, '0');
+    for (char& c : id) {
+      c = kDigits[h % kDigits.size()];
+      h /= kDigits.size();
+    }
+    out["id"] = id;
+  } else {
+    out["id"] = fmt::format("call_{}_{}", ctx.id.substr(ctx.id.find('-') + 1), index);
+  }
   out["type"] = "function";
   out["function"] = {{"name", call.name}, {"arguments", call.arguments}};
   return out;

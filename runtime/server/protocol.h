@@ -119,6 +119,7 @@ struct ResponseContext {
   std::string model;
   bool logprobs = false;  // whether the client asked for logprobs
   TokenText token_text;
+  bool short_call_ids = false;  // tool call ids of 9 letters and digits (wants_short_call_ids)
 };
 
 // The finished result of one request.

@@ -14,9 +14,8 @@ constexpr std::string_view kClose = "</tool_call>";
 
 // {"name": "f", "arguments": {...}} ("parameters" also read); the arguments
 // go out as JSON text, as the OpenAI API sends them.
-std::optional<ToolCall> parse_call(std::string_view body) {
-  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+std::optional<ToolCall> call_from_json(const nlohmann::ordered_json& j) {
+  if (!j.is_object()) return std::nullopt;
   auto name = j.find("name");
   if (name == j.end() || !name->is_string() || name->get<std::string>().empty()) return std::nullopt;
   auto args = j.find("arguments");
@@ -31,6 +30,29 @@ std::optional<ToolCall> parse_call(std::string_view body) {
     call.arguments = args->dump();
   }
   return call;
+}
+
+std::optional<ToolCall> parse_call(std::string_view body) {
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(body, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return call_from_json(j);
+}
+
+// The Mistral answer: [TOOL_CALLS] (when the marker was decoded) and a list of calls.
+constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
+std::optional<std::vector<ToolCall>> parse_mistral_calls(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text.substr(first).starts_with(kMistralMarker))
+    text.remove_prefix(first + kMistralMarker.size());
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_array() || j.empty()) return std::nullopt;
+  std::vector<ToolCall> calls;
+  for (const auto& item : j) {
+    std::optional<ToolCall> call = call_from_json(item);
+    if (!call) return std::nullopt;
+    calls.push_back(std::move(*call));
+  }
+  return calls;
 }
 
 // The Llama-3 JSON answer: one call, or several joined by ";".
@@ -62,12 +84,16 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat) {
     if (source->find(kOpen) != std::string::npos) return ToolCallFormat::kHermes;
     if (source->find("<|python_tag|>") != std::string::npos && source->find("\"parameters\"") != std::string::npos)
       return ToolCallFormat::kLlama3Json;
+    if (source->find(kMistralMarker) != std::string::npos) return ToolCallFormat::kMistral;
   }
   return ToolCallFormat::kNone;
 }
 
+bool wants_short_call_ids(ToolCallFormat format) { return format == ToolCallFormat::kMistral; }
+
 std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function) {
-  if (format == ToolCallFormat::kNone) return std::nullopt;
+  // JSON mode holds an object; Mistral's calls are a list.
+  if (format == ToolCallFormat::kNone || format == ToolCallFormat::kMistral) return std::nullopt;
   const char* arguments = format == ToolCallFormat::kLlama3Json ? "parameters" : "arguments";
   ForcedCall f;
   f.json = function.empty() ? std::string(R"({"name": ")")
@@ -79,17 +105,17 @@ std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& 
 std::string ToolCallStream::push(std::string_view text) {
   if (format_ == ToolCallFormat::kNone) return std::string(text);
   pending_ += text;
-  return format_ == ToolCallFormat::kLlama3Json ? advance_llama3() : advance();
+  return format_ == ToolCallFormat::kHermes ? advance() : advance_whole_answer();
 }
 
-std::string ToolCallStream::advance_llama3() {
+std::string ToolCallStream::advance_whole_answer() {
   if (!decided_) {
     const size_t first = pending_.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return {};
     decided_ = true;
-    in_call_ = pending_[first] == '{';
+    in_call_ = pending_[first] == (format_ == ToolCallFormat::kMistral ? '[' : '{');
   }
-  if (in_call_) return {};  // a call, or text that opens with "{": known at the end
+  if (in_call_) return {};  // calls, or text that opens like them: known at the end
   return std::exchange(pending_, {});
 }
 
@@ -139,8 +165,10 @@ std::vector<ToolCall> ToolCallStream::take_calls() { return std::exchange(calls_
 
 std::string ToolCallStream::finish() {
   if (format_ == ToolCallFormat::kNone) return {};
-  if (format_ == ToolCallFormat::kLlama3Json) {
-    std::optional<std::vector<ToolCall>> parsed = in_call_ ? parse_llama3_calls(pending_) : std::nullopt;
+  if (format_ != ToolCallFormat::kHermes) {
+    std::optional<std::vector<ToolCall>> parsed;
+    if (in_call_)
+      parsed = format_ == ToolCallFormat::kMistral ? parse_mistral_calls(pending_) : parse_llama3_calls(pending_);
     if (!parsed) return std::exchange(pending_, {});
     found_ += static_cast<int>(parsed->size());
     for (ToolCall& call : *parsed) calls_.push_back(std::move(call));

@@ -5,12 +5,16 @@
 //     in the text (Qwen2.5, Qwen3, QwQ, Hermes; templates that write the tag);
 //   Llama-3 JSON: the whole answer is {"name": ..., "parameters": {...}},
 //     or several joined by ";" (Llama 3.1-3.3; templates with <|python_tag|>
-//     and "parameters").
+//     and "parameters");
+//   Mistral: the whole answer is [TOOL_CALLS] [{"name": ..., "arguments":
+//     {...}}, ...] (Mistral 7B v0.3, Nemo, Small; templates that write
+//     [TOOL_CALLS]); the marker is a special token, so the text usually
+//     starts at the list.
 //
 // ToolCallStream cuts the calls out of text as it is generated: content is
 // released as soon as it cannot be the start of a call, and each call as soon
-// as it closes (Llama-3 JSON: an answer that opens with "{" is held to the
-// end). A block that does not hold a valid call stays content.
+// as it closes (Llama-3 JSON and Mistral: an answer that opens with "{" or
+// "[" is held to the end). A block that does not hold a valid call stays content.
 #pragma once
 
 #include <optional>
@@ -26,7 +30,11 @@ enum class ToolCallFormat {
   kNone,    // tool calls are not parsed
   kHermes,      // <tool_call>{"name": ..., "arguments": ...}</tool_call>
   kLlama3Json,  // {"name": ..., "parameters": ...} as the whole answer
+  kMistral,     // [TOOL_CALLS] [{"name": ..., "arguments": ...}, ...] as the whole answer
 };
+
+// Mistral's templates accept only tool call ids of 9 letters and digits.
+bool wants_short_call_ids(ToolCallFormat format);
 
 // The format the model of `chat` writes calls in, judged from its template's
 // sources; kNone when no template or none is recognized.
@@ -65,13 +73,13 @@ class ToolCallStream {
  private:
   // Releases what is settled in pending_.
   std::string advance();
-  std::string advance_llama3();
+  std::string advance_whole_answer();  // Llama-3 JSON and Mistral
 
   ToolCallFormat format_;
   std::string pending_;  // not yet released
   std::string gap_;      // the whitespace before the open call's tag
-  bool in_call_ = false;  // Llama-3 JSON: the answer opened with "{"
-  bool decided_ = false;  // Llama-3 JSON: its first character has come
+  bool in_call_ = false;  // Llama-3 JSON, Mistral: the answer opened with "{" / "["
+  bool decided_ = false;  // Llama-3 JSON, Mistral: its first character has come
   std::vector<ToolCall> calls_;
   int found_ = 0;
 };

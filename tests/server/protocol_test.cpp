@@ -3,6 +3,9 @@
 // from the OpenAI API reference, not from the code.
 #include "runtime/server/protocol.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <gtest/gtest.h>
 
 namespace ft::server {
@@ -222,6 +225,24 @@ TEST(Responses, ChatCompletion) {
   EXPECT_EQ(r["usage"]["prompt_tokens"], 5);
   EXPECT_EQ(r["usage"]["completion_tokens"], 2);
   EXPECT_EQ(r["usage"]["total_tokens"], 7);
+}
+
+// Tool calls: "call_..." ids, or 9 letters and digits for Mistral's templates,
+// different per call and the same for the same response.
+TEST(Responses, ToolCallIds) {
+  Completion c{.finish = FinishReason::kStop, .tool_calls = {{"f", "{}"}, {"g", "{}"}}};
+  ResponseContext ctx = context(ApiKind::kChat);
+  json r = full_response(ctx, c);
+  EXPECT_EQ(r["choices"][0]["message"]["tool_calls"][1]["id"], "call_0000000000000001_1");
+  ctx.short_call_ids = true;
+  r = full_response(ctx, c);
+  const std::string a = r["choices"][0]["message"]["tool_calls"][0]["id"], b = r["choices"][0]["message"]["tool_calls"][1]["id"];
+  for (const std::string& id : {a, b}) {
+    EXPECT_EQ(id.size(), 9u) << id;
+    EXPECT_TRUE(std::all_of(id.begin(), id.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)); })) << id;
+  }
+  EXPECT_NE(a, b);
+  EXPECT_EQ(full_response(ctx, c)["choices"][0]["message"]["tool_calls"][0]["id"], a);
 }
 
 TEST(Responses, TextCompletionWithLogprobs) {

@@ -156,3 +156,46 @@ TEST(ToolCalls, ForcedCallOpenings) {
 
 }  // namespace
 }  // namespace ft::server
+
+namespace ft::server {
+namespace {
+
+TEST(ToolCalls, MistralListsAreCalls) {
+  constexpr ToolCallFormat kMistral = ToolCallFormat::kMistral;
+  // The marker is a special token, skipped when decoding; the list is the answer.
+  ParsedToolCalls two = parse_tool_calls(
+      kMistral, R"( [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {}}])");
+  ASSERT_EQ(two.calls.size(), 2u);
+  EXPECT_EQ(two.calls[0].name, "get_weather");
+  EXPECT_EQ(two.calls[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(two.calls[1].name, "get_time");
+  EXPECT_EQ(two.content, "");
+  // With the marker decoded as text, the same.
+  ParsedToolCalls marked = parse_tool_calls(kMistral, R"([TOOL_CALLS] [{"name": "f", "arguments": {"x": 1}}])");
+  ASSERT_EQ(marked.calls.size(), 1u);
+  EXPECT_EQ(marked.calls[0].name, "f");
+  // Lists that are not calls, and text, stay content.
+  for (const char* text : {"[1, 2, 3]", "[]", R"([{"name": "f"}, 7])", "The list: [1]", R"([{"name": "f", )"}) {
+    ParsedToolCalls p = parse_tool_calls(kMistral, text);
+    EXPECT_TRUE(p.calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+  // Streamed: an answer that opens with '[' is held to the end.
+  ToolCallStream stream(kMistral);
+  EXPECT_EQ(stream.push(" [{\"name\": \"f\", "), "");
+  EXPECT_EQ(stream.push("\"arguments\": {}}]"), "");
+  EXPECT_EQ(stream.finish(), "");
+  EXPECT_EQ(stream.take_calls().size(), 1u);
+  ToolCallStream text(kMistral);
+  EXPECT_EQ(text.push("Hello"), "Hello");
+
+  auto mistral = ChatTemplate::parse("{% if tools %}[AVAILABLE_TOOLS]{% endif %}{{ '[TOOL_CALLS]' }}");
+  ASSERT_TRUE(mistral.ok()) << mistral.status().to_string();
+  EXPECT_EQ(tool_call_format_of(&*mistral), kMistral);
+  EXPECT_TRUE(wants_short_call_ids(kMistral));
+  EXPECT_FALSE(wants_short_call_ids(kHermes));
+  EXPECT_FALSE(forced_call(kMistral, "f"));  // JSON mode holds objects, not lists
+}
+
+}  // namespace
+}  // namespace ft::server
