@@ -260,14 +260,14 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
   return std::nullopt;
 }
 
-std::optional<ApiError> parse_chat_fields(const Fields& f, GenerationRequest& r) {
-  FT_API_CHECK(parse_messages(f, r.messages));
+// "tools", and "tool_choice": "auto", "none", "required", or {"type":
+// "function", "function": {"name": ...}} naming one of the tools.
+std::optional<ApiError> parse_tools(const Fields& f, GenerationRequest& r) {
   if (const json* tools = f.find("tools")) {
     if (!tools->is_array()) return wrong_type("tools", "an array", *tools);
     if (!tools->empty()) r.tools = *tools;
   }
   if (const json* choice = f.find("tool_choice"); choice && !choice->is_null()) {
-    // "auto", "none", "required", or {"type": "function", "function": {"name": ...}}.
     const json* name = nullptr;
     if (choice->is_object() && choice->value("type", json()) == "function") {
       auto function = choice->find("function");
@@ -298,6 +298,12 @@ std::optional<ApiError> parse_chat_fields(const Fields& f, GenerationRequest& r)
                            "tool_choice");
     }
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_chat_fields(const Fields& f, GenerationRequest& r) {
+  FT_API_CHECK(parse_messages(f, r.messages));
+  FT_API_CHECK(parse_tools(f, r));
   FT_API_CHECK(parse_template_kwargs(f, r.enable_thinking));
   bool logprobs = false;
   FT_API_CHECK(f.boolean("logprobs", logprobs));
@@ -611,42 +617,7 @@ ApiResult<ChatRenderOptions> parse_apply_template_request(std::string_view body)
   Fields f(*parsed);
   GenerationRequest r;
   FT_API_CHECK(parse_messages(f, r.messages));
-  if (const json* tools = f.find("tools")) {
-    if (!tools->is_array()) return wrong_type("tools", "an array", *tools);
-    if (!tools->empty()) r.tools = *tools;
-  }
-  if (const json* choice = f.find("tool_choice"); choice && !choice->is_null()) {
-    // "auto", "none", "required", or {"type": "function", "function": {"name": ...}}.
-    const json* name = nullptr;
-    if (choice->is_object() && choice->value("type", json()) == "function") {
-      auto function = choice->find("function");
-      if (function != choice->end() && function->is_object()) {
-        auto n = function->find("name");
-        if (n != function->end() && n->is_string()) name = &*n;
-      }
-    }
-    const bool known = choice->is_string() && (*choice == "auto" || *choice == "none" || *choice == "required");
-    if (!known && !name)
-      return bad_request("tool_choice " + dump(*choice) +
-                             " is not supported: give \"auto\", \"none\", \"required\" or "
-                             "{\"type\": \"function\", \"function\": {\"name\": ...}}",
-                         "tool_choice");
-    r.tool_choice_none = *choice == "none";
-    r.tool_choice_required = *choice == "required";
-    if (name) r.tool_choice_name = name->get<std::string>();
-    if ((r.tool_choice_required || name) && r.tools.is_null())
-      return bad_request("tool_choice " + dump(*choice) + " needs 'tools'", "tool_choice");
-    if (name) {
-      bool listed = false;
-      for (const json& tool : r.tools)
-        if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
-            tool["function"].value("name", json()) == *name)
-          listed = true;
-      if (!listed)
-        return bad_request("tool_choice names function '" + r.tool_choice_name + "', which is not in 'tools'",
-                           "tool_choice");
-    }
-  }
+  FT_API_CHECK(parse_tools(f, r));
   FT_API_CHECK(parse_template_kwargs(f, r.enable_thinking));
   ChatRenderOptions options = chat_render_options(r);
   FT_API_CHECK(f.boolean("add_generation_prompt", options.add_generation_prompt));
