@@ -49,7 +49,7 @@ struct Active {
   std::function<void(const RequestEvent&)> on_event;
   std::unique_ptr<StreamDecoder> decoder;
   std::string held;   // decoded text not yet sent (could start a stop string)
-  std::unique_ptr<JsonConstraint> json;  // JSON mode's constraint, or null
+  std::unique_ptr<TokenConstraint> json;  // JSON mode's constraint, or null
   Clock::time_point submitted;
   double ttft_ms = -1;
   Clock::time_point first_token;
@@ -197,7 +197,7 @@ class EngineImpl final : public Engine {
         return FT_ERROR(ErrorCode::kInvalidArgument, "logit_bias names token {}, outside the vocabulary", t);
     auto a = std::make_unique<Active>();
     if (p.json_object) {
-      a->json = std::make_unique<JsonConstraint>(json_trie());
+      a->json = json_object_constraint(json_trie());
       if (!a->json->accept(p.json_prefix) || a->json->complete())
         return FT_ERROR(ErrorCode::kInvalidArgument, "the JSON prefix '{}' cannot start a JSON object", p.json_prefix);
     }

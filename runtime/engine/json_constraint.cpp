@@ -11,8 +11,6 @@ bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 bool is_hex(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-constexpr size_t kCachedMasks = 16;
-
 }  // namespace
 
 bool JsonState::feed(uint8_t c) {
@@ -124,8 +122,8 @@ bool JsonState::feed(uint8_t c) {
     case kNumFrac:
     case kNumExpDigits:
       if (is_digit(c) && mode != kNumZero) return number(static_cast<Mode>(mode));
-      if (c == '.' && (mode == kNumZero || mode == kNumInt)) return number(kNumDot);
-      if ((c == 'e' || c == 'E') && mode != kNumExpDigits) return number(kNumExp);
+      if (c == '.' && (mode == kNumZero || mode == kNumInt) && !(flags & kIntegerOnly)) return number(kNumDot);
+      if ((c == 'e' || c == 'E') && mode != kNumExpDigits && !(flags & kIntegerOnly)) return number(kNumExp);
       value_done();  // the number ends; the byte is what follows it
       return feed(c);
     case kDone:
@@ -146,7 +144,7 @@ bool JsonState::feed(uint8_t c) {
       }
       [[fallthrough]];
     case kValue:
-      if (depth == 0 && c != '{') return false;  // JSON mode's answer is an object
+      if (depth == 0 && c != '{' && !(flags & kAnyTop)) return false;  // JSON mode's answer is an object
       switch (c) {
         case '{': return push(true);
         case '[': return push(false);
@@ -231,15 +229,6 @@ void TokenTrie::Trie::insert(int32_t id, std::string_view bytes) {
   nodes[node].token = id;
 }
 
-void TokenTrie::Trie::visit(int32_t node, const JsonState& state, std::vector<uint8_t>& allowed) const {
-  for (int32_t child = nodes[node].first_child; child >= 0; child = nodes[child].next_sibling) {
-    JsonState next = state;
-    if (!next.feed(nodes[child].byte)) continue;
-    for (int32_t id = nodes[child].token; id >= 0; id = same_bytes[id]) allowed[id] = 1;
-    if (!next.complete()) visit(child, next, allowed);  // nothing may follow the end
-  }
-}
-
 TokenTrie::TokenTrie(const Tokenizer& tokenizer, int valid_vocab) : plain_(valid_vocab, 0), vocab_(valid_vocab) {
   for (int32_t id = 0; id < vocab_; ++id) {
     if (tokenizer.added_token(id)) continue;
@@ -254,41 +243,8 @@ TokenTrie::TokenTrie(const Tokenizer& tokenizer, int valid_vocab) : plain_(valid
   }
 }
 
-void TokenTrie::allowed(const JsonState& state, std::vector<uint8_t>& allowed) const {
-  if (state.mode == JsonState::kString) {
-    // Between characters every plain token may come; in the middle of one,
-    // none (they start with a lead byte or ASCII).
-    if (state.utf8_left == 0) {
-      allowed = plain_;
-    } else {
-      allowed.assign(static_cast<size_t>(vocab_), 0);
-    }
-    not_plain_.visit(0, state, allowed);
-    return;
-  }
-  allowed.assign(static_cast<size_t>(vocab_), 0);
-  all_.visit(0, state, allowed);
-}
-
-std::span<const uint8_t> JsonConstraint::allowed() {
-  auto hit = std::find_if(cache_.begin(), cache_.end(), [&](const Cached& c) { return c.state == state_; });
-  if (hit == cache_.end()) {
-    if (cache_.size() >= kCachedMasks) cache_.erase(cache_.begin());
-    Cached fresh{state_, {}};
-    trie_->allowed(state_, fresh.mask);
-    cache_.push_back(std::move(fresh));
-  } else if (hit != cache_.end() - 1) {
-    std::rotate(hit, hit + 1, cache_.end());  // most recently used last
-  }
-  return cache_.back().mask;
-}
-
-bool JsonConstraint::accept(std::string_view bytes) {
-  JsonState next = state_;
-  for (char c : bytes)
-    if (!next.feed(static_cast<uint8_t>(c))) return false;
-  state_ = next;
-  return true;
+std::unique_ptr<TokenConstraint> json_object_constraint(std::shared_ptr<const TokenTrie> trie) {
+  return std::make_unique<RecognizerConstraint<JsonState>>(std::move(trie), JsonState{});
 }
 
 }  // namespace ft

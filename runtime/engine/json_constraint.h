@@ -58,7 +58,10 @@ struct JsonState {
   // first of them must fall in (Utf8First), so strings stay valid UTF-8.
   uint8_t utf8_left = 0;
   uint8_t utf8_first = 0;
-  uint8_t pad = 0;
+  // kAnyTop: the top value may be of any kind (a value inside a schema);
+  // kIntegerOnly: numbers without fraction or exponent.
+  enum Flags : uint8_t { kAnyTop = 1, kIntegerOnly = 2 };
+  uint8_t flags = 0;
 
   // Takes the next byte; false (and the state is then unspecified) when it
   // cannot come next.
@@ -67,6 +70,16 @@ struct JsonState {
   bool operator==(const JsonState&) const = default;
 };
 
+// Where a recognizer stands with respect to a string whose content is free:
+// outside one; inside, between characters (every plain token may come); or
+// inside, in the middle of a UTF-8 character (no plain token may come).
+enum class StringSpot { kOutside, kBetween, kMidCharacter };
+
+inline StringSpot string_spot(const JsonState& s) {
+  if (s.mode != JsonState::kString) return StringSpot::kOutside;
+  return s.utf8_left == 0 ? StringSpot::kBetween : StringSpot::kMidCharacter;
+}
+
 // The vocabulary's tokens as a trie of their bytes. Added tokens (special or
 // not) are left out: JSON is written with the model's ordinary tokens.
 //
@@ -74,13 +87,31 @@ struct JsonState {
 // trie would visit all of them; so tokens that are plain string content
 // (whole UTF-8 characters, no quote, backslash or control character) are one
 // precomputed mask there, and only the others are walked, in a second trie.
+//
+// A recognizer State has bool feed(uint8_t) (false: the byte cannot come;
+// the state is then unspecified), bool complete() (nothing may follow), and
+// a string_spot(const State&) overload.
 class TokenTrie {
  public:
   TokenTrie(const Tokenizer& tokenizer, int valid_vocab);
 
   int vocab() const { return vocab_; }
   // allowed[id] = 1 for every token whose bytes `state` accepts, else 0.
-  void allowed(const JsonState& state, std::vector<uint8_t>& allowed) const;
+  template <typename State>
+  void allowed(const State& state, std::vector<uint8_t>& allowed) const {
+    const StringSpot spot = string_spot(state);
+    if (spot == StringSpot::kOutside) {
+      allowed.assign(static_cast<size_t>(vocab_), 0);
+      all_.visit(0, state, allowed);
+      return;
+    }
+    if (spot == StringSpot::kBetween) {
+      allowed = plain_;
+    } else {
+      allowed.assign(static_cast<size_t>(vocab_), 0);
+    }
+    not_plain_.visit(0, state, allowed);
+  }
 
  private:
   struct Node {
@@ -94,35 +125,79 @@ class TokenTrie {
     std::vector<Node> nodes;          // nodes[0] is the root
     std::vector<int32_t> same_bytes;  // per token: the next token with the same bytes, or -1
     void insert(int32_t id, std::string_view bytes);
-    void visit(int32_t node, const JsonState& state, std::vector<uint8_t>& allowed) const;
+    template <typename State>
+    void visit(int32_t node, const State& state, std::vector<uint8_t>& allowed) const {
+      for (int32_t child = nodes[node].first_child; child >= 0; child = nodes[child].next_sibling) {
+        State next = state;
+        if (!next.feed(nodes[child].byte)) continue;
+        for (int32_t id = nodes[child].token; id >= 0; id = same_bytes[id]) allowed[id] = 1;
+        if (!next.complete()) visit(child, next, allowed);  // nothing may follow the end
+      }
+    }
   };
 
   Trie all_;
-  Trie not_plain_;             // the tokens that are not plain string content
+  Trie not_plain_;              // the tokens that are not plain string content
   std::vector<uint8_t> plain_;  // per token: 1 if plain string content
   int vocab_ = 0;
 };
 
-// One request's constraint.
-class JsonConstraint {
+// One request's constraint: which tokens may come next, and the text so far.
+class TokenConstraint {
  public:
-  explicit JsonConstraint(std::shared_ptr<const TokenTrie> trie) : trie_(std::move(trie)) {}
-
+  virtual ~TokenConstraint() = default;
   // The tokens that may come next (1: allowed), vocab() wide.
-  std::span<const uint8_t> allowed();
-  // Moves past a drawn token; false when the token was not allowed.
-  bool accept(std::string_view bytes);
-  bool complete() const { return state_.complete(); }
+  virtual std::span<const uint8_t> allowed() = 0;
+  // Moves past a drawn token's bytes; false (and no move) when they cannot come.
+  virtual bool accept(std::string_view bytes) = 0;
+  // The value is whole: the answer ends here.
+  virtual bool complete() const = 0;
+};
+
+// A TokenConstraint over a recognizer State (JsonState for JSON mode).
+template <typename State>
+class RecognizerConstraint final : public TokenConstraint {
+ public:
+  RecognizerConstraint(std::shared_ptr<const TokenTrie> trie, State start)
+      : trie_(std::move(trie)), state_(std::move(start)) {}
+
+  std::span<const uint8_t> allowed() override {
+    auto hit = cache_.begin();
+    while (hit != cache_.end() && !(hit->state == state_)) ++hit;
+    if (hit == cache_.end()) {
+      if (cache_.size() >= kCachedMasks) cache_.erase(cache_.begin());
+      Cached fresh{state_, {}};
+      trie_->allowed(state_, fresh.mask);
+      cache_.push_back(std::move(fresh));
+    } else if (hit != cache_.end() - 1) {
+      Cached moved = std::move(*hit);  // most recently used last
+      cache_.erase(hit);
+      cache_.push_back(std::move(moved));
+    }
+    return cache_.back().mask;
+  }
+  bool accept(std::string_view bytes) override {
+    State next = state_;
+    for (char c : bytes)
+      if (next.complete() || !next.feed(static_cast<uint8_t>(c))) return false;
+    state_ = next;
+    return true;
+  }
+  bool complete() const override { return state_.complete(); }
 
  private:
+  static constexpr size_t kCachedMasks = 16;
   std::shared_ptr<const TokenTrie> trie_;
-  JsonState state_;
+  State state_;
   // Masks of recent states: inside a long string most steps repeat one.
   struct Cached {
-    JsonState state;
+    State state;
     std::vector<uint8_t> mask;
   };
   std::vector<Cached> cache_;  // most recently used last
 };
+
+// JSON mode's constraint: one JSON object.
+std::unique_ptr<TokenConstraint> json_object_constraint(std::shared_ptr<const TokenTrie> trie);
 
 }  // namespace ft

@@ -127,10 +127,10 @@ TEST_F(JsonTrieTest, RandomWalksThroughTheMasksStayJson) {
   std::mt19937 rng(7);
   int closed = 0;
   for (int walk = 0; walk < 40; ++walk) {
-    JsonConstraint c(trie_);
+    std::unique_ptr<TokenConstraint> c = json_object_constraint(trie_);
     std::string text;
-    for (int step = 0; step < 60 && !c.complete(); ++step) {
-      std::span<const uint8_t> mask = c.allowed();
+    for (int step = 0; step < 60 && !c->complete(); ++step) {
+      std::span<const uint8_t> mask = c->allowed();
       std::vector<int32_t> ids;
       for (int32_t id = 0; id < static_cast<int32_t>(mask.size()); ++id)
         if (mask[id]) ids.push_back(id);
@@ -142,21 +142,22 @@ TEST_F(JsonTrieTest, RandomWalksThroughTheMasksStayJson) {
         if ((b == "}" || b == "]" || b == "\"") && rng() % 3 == 0) pick = id;
       }
       const std::string_view bytes = tokenizer_->token_bytes(pick);
-      ASSERT_TRUE(c.accept(bytes)) << text << " + " << bytes;
+      ASSERT_TRUE(c->accept(bytes)) << text << " + " << bytes;
       text += bytes;
     }
-    EXPECT_EQ(run(text), c.complete() ? 1 : 0) << text;
-    if (c.complete()) {
+    EXPECT_EQ(run(text), c->complete() ? 1 : 0) << text;
+    if (c->complete()) {
       ++closed;
       const auto parsed = nlohmann::json::parse(text, nullptr, false);
       EXPECT_TRUE(parsed.is_object()) << text;
     }
   }
   EXPECT_GT(closed, 0);
-  JsonConstraint c(trie_);
-  EXPECT_FALSE(c.accept("["));  // not allowed: the state stays
-  EXPECT_TRUE(c.accept("{}"));
-  EXPECT_TRUE(c.complete());
+  std::unique_ptr<TokenConstraint> c = json_object_constraint(trie_);
+  EXPECT_FALSE(c->accept("["));  // not allowed: the state stays
+  EXPECT_TRUE(c->accept("{}"));
+  EXPECT_TRUE(c->complete());
+  EXPECT_FALSE(c->accept(" "));  // nothing after the end
 }
 
 }  // namespace
