@@ -20,6 +20,7 @@
 #include "runtime/engine/kernel_plan.h"
 #include "runtime/engine/model_text.h"
 #include "runtime/engine/json_constraint.h"
+#include "runtime/engine/json_schema.h"
 #include "runtime/engine/sampler.h"
 #include "runtime/engine/scheduler.h"
 
@@ -196,7 +197,9 @@ class EngineImpl final : public Engine {
       if (t < 0 || t >= static_cast<int32_t>(config_.vocab_size))
         return FT_ERROR(ErrorCode::kInvalidArgument, "logit_bias names token {}, outside the vocabulary", t);
     auto a = std::make_unique<Active>();
-    if (p.json_object) {
+    if (p.json_schema) {
+      a->json = json_schema_constraint(json_trie(), p.json_schema);
+    } else if (p.json_object) {
       a->json = json_object_constraint(json_trie());
       if (!a->json->accept(p.json_prefix) || a->json->complete())
         return FT_ERROR(ErrorCode::kInvalidArgument, "the JSON prefix '{}' cannot start a JSON object", p.json_prefix);
@@ -340,7 +343,7 @@ class EngineImpl final : public Engine {
   // The host draws when it must see the logits: penalties, biases and logprobs.
   static bool needs_host_logits(const SamplingParams& p) {
     return p.logprobs >= 0 || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
-           p.frequency_penalty != 0.0f || !p.logit_bias.empty() || p.json_object;
+           p.frequency_penalty != 0.0f || !p.logit_bias.empty() || p.json_object || p.json_schema;
   }
 
   // The vocabulary's byte trie for JSON mode, built on first use (from any

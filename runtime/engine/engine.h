@@ -21,6 +21,8 @@
 
 namespace ft {
 
+class JsonSchema;
+
 struct EngineOptions {
   std::string model_path;        // GGUF file or HF safetensors folder
   std::string device = "auto";   // cpu | cuda:N | auto
@@ -58,6 +60,9 @@ struct SamplingParams {
   // JSON mode: the start of the object, already written (at the end of the
   // prompt); the output continues it. Forced tool calls begin their call so.
   std::string json_prefix;
+  // Structured outputs: the output is one value this schema allows
+  // (json_schema.h); drawn on the host, as JSON mode is.
+  std::shared_ptr<const JsonSchema> json_schema;
 };
 
 struct TokenLogprob {

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/engine/json_schema.h"
+
 namespace ft::server {
 namespace {
 
@@ -250,9 +252,22 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
     const std::string t = type->get<std::string>();
     if (t == "json_object") {
       s.json_object = true;
+    } else if (t == "json_schema") {
+      // {"type": "json_schema", "json_schema": {"name", "schema", "strict"?}}
+      auto spec = format->find("json_schema");
+      if (spec == format->end() || !spec->is_object() || !spec->contains("schema"))
+        return bad_request("response_format json_schema needs 'json_schema': {\"name\": ..., \"schema\": {...}}",
+                           "response_format");
+      Result<std::shared_ptr<const JsonSchema>> schema = JsonSchema::compile((*spec)["schema"].dump());
+      if (!schema.ok()) {
+        std::string m = schema.status().message();
+        if (size_t open = m.rfind(" ["); open != std::string::npos && m.back() == ']') m.resize(open);
+        return bad_request("response_format json_schema: " + m, "response_format", "unsupported_schema");
+      }
+      s.json_schema = std::move(*schema);
     } else if (t != "text") {
-      return bad_request(fmt::format("response_format type '{}' is not supported by this server (only 'text' and "
-                                     "'json_object')",
+      return bad_request(fmt::format("response_format type '{}' is not supported by this server (only 'text', "
+                                     "'json_object' and 'json_schema')",
                                      t),
                          "response_format", "unsupported_response_format");
     }

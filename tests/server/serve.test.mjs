@@ -268,6 +268,26 @@ test("JSON mode: random weights write JSON objects", async () => {
   assert.equal(text, braces.choices[0].message.content);
 });
 
+test("structured outputs: the answer follows the JSON schema", async () => {
+  const schema = { type: "object", additionalProperties: false, required: ["city", "days", "unit"],
+    properties: { city: { type: "string" }, days: { type: "integer" }, unit: { enum: ["C", "F"] } } };
+  const [quote] = (await raw("/tokenize", { body: { prompt: "\"", add_special_tokens: false } })).json.tokens;
+  // Greedy, biased towards '"' so the random weights close their strings.
+  const r = await client().chat.completions.create({ ...chatRequest(1, "Weather as JSON"), temperature: 0,
+    max_tokens: 120, logit_bias: { [quote]: 100 },
+    response_format: { type: "json_schema", json_schema: { name: "weather", schema, strict: true } } });
+  const c = r.choices[0];
+  assert.equal(c.finish_reason, "stop", c.message.content);
+  const value = JSON.parse(c.message.content);
+  assert.deepEqual(Object.keys(value), ["city", "days", "unit"]);
+  assert.equal(typeof value.city, "string");
+  assert.ok(Number.isInteger(value.days), c.message.content);
+  assert.ok(["C", "F"].includes(value.unit));
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1),
+    response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object", properties: { a: {} },
+      additionalProperties: true } } } }), 400, (e) => assert.match(e.message, /additionalProperties/));
+});
+
 test("chat streamed equals not streamed, with usage", async () => {
   const whole = await client().chat.completions.create(chatRequest(2));
   const stream = await client().chat.completions.create({ ...chatRequest(2), stream: true, stream_options: { include_usage: true } });
@@ -389,7 +409,7 @@ test("errors in the OpenAI shape", async () => {
     assert.equal(e.param, "messages"));
   // Unsupported features are clear 400s.
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), n: 17 }), 400, (e) => assert.equal(e.param, "n"));
-  await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_schema", json_schema: { name: "x", schema: {} } } }), 400,
+  await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", pattern: "^a" } } } }), 400,
     (e) => assert.equal(e.param, "response_format"));
   await expectApiError(client().completions.create({ model: "tiny", prompt: "x", echo: true }), 400, (e) => assert.equal(e.param, "echo"));
   // Unknown model.

@@ -1,0 +1,515 @@
+#include "runtime/engine/json_schema.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ft {
+
+using ojson = nlohmann::ordered_json;
+using Kind = JsonSchema::Kind;
+
+namespace {
+
+const std::set<std::string, std::less<>> kAnnotations = {
+    "title", "description", "default", "examples", "format", "$schema", "$id", "$comment", "strict", "readOnly",
+    "writeOnly", "deprecated"};
+const std::set<std::string, std::less<>> kUnderstood = {
+    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf", "$ref",
+    "$defs", "definitions"};
+
+constexpr int kMaxWhitespace = JsonState::kMaxWhitespace;
+
+bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+}  // namespace
+
+// Turns the schema's JSON into nodes; $refs resolve to the node their target
+// compiled to (reserved first, so a schema may refer to itself).
+class SchemaCompiler {
+ public:
+  explicit SchemaCompiler(ojson root) : root_(std::move(root)) {}
+
+  Result<std::shared_ptr<const JsonSchema>> run() {
+    out_.nodes_.emplace_back();  // the root's place
+    FT_RETURN_IF_ERROR(compile_into(0, root_, "schema"));
+    for (int i = 0; i < static_cast<int>(out_.nodes_.size()); ++i)
+      if (out_.nodes_[i].kind == Kind::kAnyOf) FT_RETURN_IF_ERROR(build_alternatives(i));
+    return std::make_shared<const JsonSchema>(std::move(out_));
+  }
+
+ private:
+  int add() {
+    out_.nodes_.emplace_back();
+    return static_cast<int>(out_.nodes_.size()) - 1;
+  }
+
+  Result<int> compile(const ojson& s, const std::string& where) {
+    if (s.is_object()) {
+      if (auto ref = s.find("$ref"); ref != s.end()) {
+        for (const auto& [key, value] : s.items())
+          if (key != "$ref" && key != "$defs" && key != "definitions" && !kAnnotations.count(key))
+            return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' beside '$ref' is not supported", where, key);
+        if (!ref->is_string()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '$ref' must be a string", where);
+        return resolve(ref->get<std::string>(), where);
+      }
+    }
+    const int id = add();
+    FT_RETURN_IF_ERROR(compile_into(id, s, where));
+    return id;
+  }
+
+  Result<int> resolve(const std::string& ref, const std::string& where) {
+    if (auto it = refs_.find(ref); it != refs_.end()) return it->second;
+    if (ref == "#") return 0;
+    const ojson* target = nullptr;
+    for (const char* base : {"#/$defs/", "#/definitions/"}) {
+      if (ref.rfind(base, 0) != 0) continue;
+      std::string name = ref.substr(std::strlen(base));
+      for (size_t at; (at = name.find("~1")) != std::string::npos;) name.replace(at, 2, "/");
+      for (size_t at; (at = name.find("~0")) != std::string::npos;) name.replace(at, 2, "~");
+      auto defs = root_.find(std::string(base).substr(2, std::strlen(base) - 3));  // "$defs" / "definitions"
+      if (defs != root_.end() && defs->is_object()) {
+        auto it = defs->find(name);
+        if (it != defs->end()) target = &*it;
+      }
+    }
+    if (!target)
+      return FT_ERROR(ErrorCode::kUnsupported, "{}: '$ref' {} does not name a definition of this schema", where, ref);
+    const int id = add();
+    refs_[ref] = id;
+    FT_RETURN_IF_ERROR(compile_into(id, *target, ref));
+    return id;
+  }
+
+  Status compile_into(int id, const ojson& s, const std::string& where) {
+    if (s.is_boolean()) {
+      if (!s.get<bool>()) return FT_ERROR(ErrorCode::kUnsupported, "{}: the schema false matches nothing", where);
+      return Status();  // kAny
+    }
+    if (!s.is_object()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: a schema must be an object", where);
+    for (const auto& [key, value] : s.items())
+      if (!kUnderstood.count(key) && !kAnnotations.count(key))
+        return FT_ERROR(ErrorCode::kUnsupported, "{}: the keyword '{}' is not supported", where, key);
+    if (s.contains("$ref")) {  // a $ref reached through compile_into (the root, or a definition)
+      FT_ASSIGN_OR_RETURN(int target, compile(s, where));
+      JsonSchema::Node copy = out_.nodes_[target];
+      out_.nodes_[id] = std::move(copy);
+      if (auto alts = alternatives_.find(target); alts != alternatives_.end()) {
+        std::vector<int> same = alts->second;
+        alternatives_[id] = std::move(same);
+      }
+      return Status();
+    }
+    JsonSchema::Node n;
+    if (s.contains("enum") || s.contains("const")) {
+      n.kind = Kind::kLiterals;
+      if (s.contains("const")) n.literals.push_back(s["const"].dump());
+      if (s.contains("enum")) {
+        if (!s["enum"].is_array() || s["enum"].empty())
+          return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'enum' must be a non-empty array", where);
+        for (const ojson& v : s["enum"]) n.literals.push_back(v.dump(-1, ' ', false));
+      }
+      std::sort(n.literals.begin(), n.literals.end());
+      n.literals.erase(std::unique(n.literals.begin(), n.literals.end()), n.literals.end());
+      out_.nodes_[id] = std::move(n);
+      return Status();
+    }
+    for (const char* key : {"anyOf", "oneOf"}) {
+      if (!s.contains(key)) continue;
+      if (!s[key].is_array() || s[key].empty())
+        return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a non-empty array", where, key);
+      for (const auto& [other, value] : s.items())
+        if (other != key && other != "$defs" && other != "definitions" && !kAnnotations.count(other))
+          return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' beside '{}' is not supported", where, other, key);
+      n.kind = Kind::kAnyOf;
+      std::vector<int> alts;
+      for (size_t i = 0; i < s[key].size(); ++i) {
+        FT_ASSIGN_OR_RETURN(int alt, compile(s[key][i], fmt::format("{}.{}[{}]", where, key, i)));
+        alts.push_back(alt);
+      }
+      alternatives_[id] = std::move(alts);
+      out_.nodes_[id] = std::move(n);
+      return Status();
+    }
+    const ojson* type = s.contains("type") ? &s["type"] : nullptr;
+    if (type && type->is_array()) {  // ["string", "null"]: one alternative per type
+      std::vector<int> alts;
+      for (const ojson& t : *type) {
+        ojson one = s;
+        one["type"] = t;
+        FT_ASSIGN_OR_RETURN(int alt, compile(one, where));
+        alts.push_back(alt);
+      }
+      n.kind = Kind::kAnyOf;
+      alternatives_[id] = std::move(alts);
+      out_.nodes_[id] = std::move(n);
+      return Status();
+    }
+    std::string t = type && type->is_string() ? type->get<std::string>() : "";
+    if (type && !type->is_string()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'type' must be a string or a list", where);
+    if (t.empty()) t = s.contains("properties") ? "object" : s.contains("items") ? "array" : "";
+    if (t == "string") n.kind = Kind::kString;
+    else if (t == "integer") n.kind = Kind::kInteger;
+    else if (t == "number") n.kind = Kind::kNumber;
+    else if (t == "boolean") n = literals({"false", "true"});
+    else if (t == "null") n = literals({"null"});
+    else if (t == "array") {
+      n.kind = Kind::kArray;
+      if (s.contains("items")) {
+        FT_ASSIGN_OR_RETURN(n.items, compile(s["items"], where + ".items"));
+      } else {
+        n.items = add();  // any value
+      }
+    } else if (t == "object") {
+      n.kind = Kind::kObject;
+      if (auto extra = s.find("additionalProperties"); extra != s.end() && !(extra->is_boolean() && !extra->get<bool>()))
+        return FT_ERROR(ErrorCode::kUnsupported, "{}: 'additionalProperties' other than false is not supported", where);
+      std::set<std::string> required;
+      if (s.contains("required")) {
+        if (!s["required"].is_array()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'required' must be an array", where);
+        for (const ojson& r : s["required"]) {
+          if (!r.is_string()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'required' must list names", where);
+          required.insert(r.get<std::string>());
+        }
+      }
+      const ojson props = s.value("properties", ojson::object());
+      if (!props.is_object()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'properties' must be an object", where);
+      for (const auto& [name, sub] : props.items()) {
+        JsonSchema::Property p;
+        p.key = ojson(name).dump(-1, ' ', false);
+        p.required = required.erase(name) > 0;
+        FT_ASSIGN_OR_RETURN(p.node, compile(sub, where + "." + name));
+        n.properties.push_back(std::move(p));
+      }
+      if (!required.empty())
+        return FT_ERROR(ErrorCode::kInvalidArgument, "{}: required property '{}' is not in 'properties'", where,
+                        *required.begin());
+      if (n.properties.empty()) {
+        n.kind = Kind::kAnyObject;  // {"type": "object"}: any object
+      } else {
+        const int count = static_cast<int>(n.properties.size());
+        n.keys_from.resize(count + 1);
+        for (int i = 0; i <= count; ++i) {
+          for (int j = i; j < count; ++j) {
+            n.keys_from[i].emplace_back(n.properties[j].key, j);
+            if (n.properties[j].required) break;
+          }
+          std::sort(n.keys_from[i].begin(), n.keys_from[i].end());
+        }
+      }
+    } else if (!t.empty()) {
+      return FT_ERROR(ErrorCode::kUnsupported, "{}: type '{}' is not a JSON Schema type", where, t);
+    }
+    out_.nodes_[id] = std::move(n);
+    return Status();
+  }
+
+  static JsonSchema::Node literals(std::vector<std::string> texts) {
+    JsonSchema::Node n;
+    n.kind = Kind::kLiterals;
+    n.literals = std::move(texts);
+    return n;
+  }
+
+  // The bytes a value of node i can open with.
+  void first_bytes(int i, std::array<bool, 256>& out, std::set<int>& seen) {
+    if (!seen.insert(i).second) return;
+    const JsonSchema::Node& n = out_.nodes_[i];
+    auto add_chars = [&](std::string_view chars) {
+      for (char c : chars) out[static_cast<uint8_t>(c)] = true;
+    };
+    switch (n.kind) {
+      case Kind::kAny: add_chars("{[\"-0123456789tfn"); break;
+      case Kind::kObject:
+      case Kind::kAnyObject: add_chars("{"); break;
+      case Kind::kArray: add_chars("["); break;
+      case Kind::kString: add_chars("\""); break;
+      case Kind::kInteger:
+      case Kind::kNumber: add_chars("-0123456789"); break;
+      case Kind::kLiterals:
+        for (const std::string& l : n.literals) add_chars(l.substr(0, 1));
+        break;
+      case Kind::kAnyOf:
+        for (int alt : alternatives_[i]) first_bytes(alt, out, seen);
+        break;
+    }
+  }
+
+  Status build_alternatives(int i) {
+    JsonSchema::Node& n = out_.nodes_[i];
+    for (int alt : alternatives_[i]) {
+      std::array<bool, 256> bytes{};
+      std::set<int> seen;
+      first_bytes(alt, bytes, seen);
+      for (int c = 0; c < 256; ++c) {
+        if (!bytes[c]) continue;
+        if (n.alternative[c] != 0 && n.alternative[c] != alt + 1)
+          return FT_ERROR(ErrorCode::kUnsupported,
+                          "anyOf/oneOf alternatives must open with different characters (a string or null, an "
+                          "object or null, ...); two of them can open with '{}'",
+                          static_cast<char>(c));
+        n.alternative[c] = alt + 1;
+      }
+    }
+    return Status();
+  }
+
+  ojson root_;
+  JsonSchema out_;
+  std::map<std::string, int> refs_;
+  std::map<int, std::vector<int>> alternatives_;
+};
+
+Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile(std::string_view schema_json) {
+  ojson root = ojson::parse(schema_json, nullptr, false);
+  if (root.is_discarded()) return FT_ERROR(ErrorCode::kInvalidArgument, "the schema is not valid JSON");
+  return SchemaCompiler(std::move(root)).run();
+}
+
+SchemaState::SchemaState(const JsonSchema* s) : schema(s) {
+  if (s) depth = 1;  // the root value, not yet begun
+}
+
+bool SchemaState::operator==(const SchemaState& o) const {
+  if (schema != o.schema || depth != o.depth || done != o.done) return false;
+  for (int i = 0; i < depth; ++i)
+    if (!(frames[i] == o.frames[i])) return false;
+  return true;
+}
+
+bool SchemaState::feed(uint8_t c) {
+  enum : uint8_t { kStart = 0 };
+  // Object phases.
+  enum : uint8_t { kObjOpen = 1, kObjKey, kObjColon, kObjAfter, kObjComma };
+  // Array phases.
+  enum : uint8_t { kArrOpen = 1, kArrAfter, kArrComma };
+  auto pop = [&] {
+    frames[--depth] = Frame{};
+    if (depth == 0) done = true;
+  };
+  auto push = [&](int node) {
+    if (depth >= kMaxFrames) return false;
+    frames[depth] = Frame{};
+    frames[depth].node = static_cast<uint16_t>(node);
+    ++depth;
+    return true;
+  };
+  auto space = [&](Frame& f) { return is_ws(c) && ++f.unused <= kMaxWhitespace; };
+
+  while (true) {
+    if (depth == 0) return false;  // the value is whole: nothing may follow
+    Frame& f = frames[depth - 1];
+    const JsonSchema::Node& n = schema->node(f.node);
+    switch (n.kind) {
+      case Kind::kAnyOf: {
+        const int alt = n.alternative[c];
+        if (alt == 0) return false;
+        f.node = static_cast<uint16_t>(alt - 1);
+        continue;
+      }
+      case Kind::kAny:
+      case Kind::kAnyObject:
+      case Kind::kString:
+      case Kind::kInteger:
+      case Kind::kNumber: {
+        if (f.phase == kStart) {
+          if (n.kind == Kind::kString && c != '"') return false;
+          if ((n.kind == Kind::kInteger || n.kind == Kind::kNumber) && c != '-' && (c < '0' || c > '9')) return false;
+          f.value = JsonState{};
+          if (n.kind != Kind::kAnyObject) f.value.flags = JsonState::kAnyTop;
+          if (n.kind == Kind::kInteger) f.value.flags |= JsonState::kIntegerOnly;
+          f.phase = 1;
+        }
+        JsonState t = f.value;
+        if (t.feed(c)) {
+          f.value = t;
+          if (t.complete()) pop();
+          return true;
+        }
+        if (!t.complete()) return false;
+        pop();  // a number ended before this byte, which is its container's
+        continue;
+      }
+      case Kind::kLiterals: {
+        const auto& lits = n.literals;
+        if (f.phase == kStart) {
+          f.phase = 1;
+          f.lo = 0;
+          f.hi = static_cast<uint16_t>(lits.size());
+          f.pos = 0;
+        }
+        uint16_t lo = f.hi, hi = f.hi;
+        bool exact = false;
+        for (uint16_t i = f.lo; i < f.hi; ++i) {
+          if (lits[i].size() == f.pos) exact = true;
+          if (lits[i].size() > f.pos && static_cast<uint8_t>(lits[i][f.pos]) == c) {
+            lo = std::min(lo, i);
+            hi = static_cast<uint16_t>(i + 1);
+          }
+        }
+        if (lo == hi) {
+          if (!exact) return false;
+          pop();  // e.g. 1 of [1, 12], ended before this byte
+          continue;
+        }
+        f.lo = lo;
+        f.hi = hi;
+        ++f.pos;
+        if (hi - lo == 1 && lits[lo].size() == f.pos) pop();  // whole, and nothing longer can follow
+        return true;
+      }
+      case Kind::kObject: {
+        const auto keys = [&]() -> const std::vector<std::pair<std::string, int>>& { return n.keys_from[f.index]; };
+        const auto may_close = [&] {
+          for (size_t i = f.index; i < n.properties.size(); ++i)
+            if (n.properties[i].required) return false;
+          return true;
+        };
+        switch (f.phase) {
+          case kStart:
+            if (c != '{') return false;
+            f.phase = kObjOpen;
+            return true;
+          case kObjOpen:
+          case kObjComma:
+            if (space(f)) return true;
+            if (is_ws(c)) return false;
+            f.unused = 0;
+            if (c == '}' && f.phase == kObjOpen && may_close()) {
+              pop();
+              return true;
+            }
+            if (c != '"' || keys().empty()) return false;
+            f.phase = kObjKey;
+            f.lo = 0;
+            f.hi = static_cast<uint16_t>(keys().size());
+            f.pos = 1;
+            return true;
+          case kObjKey: {
+            const auto& ks = keys();
+            uint16_t lo = f.hi, hi = f.hi;
+            for (uint16_t i = f.lo; i < f.hi; ++i)
+              if (ks[i].first.size() > f.pos && static_cast<uint8_t>(ks[i].first[f.pos]) == c) {
+                lo = std::min(lo, i);
+                hi = static_cast<uint16_t>(i + 1);
+              }
+            if (lo == hi) return false;
+            f.lo = lo;
+            f.hi = hi;
+            ++f.pos;
+            if (ks[lo].first.size() == f.pos) {  // the closing quote: one key matches (no key is a prefix of another)
+              f.lo = static_cast<uint16_t>(ks[lo].second);  // the property
+              f.phase = kObjColon;
+            }
+            return true;
+          }
+          case kObjColon:
+            if (space(f)) return true;
+            if (c != ':') return false;
+            f.unused = 0;
+            f.phase = kObjAfter;
+            f.index = static_cast<uint16_t>(f.lo + 1);
+            // The value: whitespace first is the object's, then the property's frame.
+            f.pos = 1;  // waiting for the value to start
+            return true;
+          case kObjAfter:
+            if (f.pos == 1) {  // the value has not started
+              if (space(f)) return true;
+              if (is_ws(c)) return false;
+              f.unused = 0;
+              f.pos = 0;
+              if (!push(n.properties[f.index - 1].node)) return false;
+              continue;
+            }
+            if (space(f)) return true;
+            if (is_ws(c)) return false;
+            f.unused = 0;
+            if (c == ',' && f.index < n.properties.size()) {
+              f.phase = kObjComma;
+              return true;
+            }
+            if (c == '}' && may_close()) {
+              pop();
+              return true;
+            }
+            return false;
+        }
+        return false;
+      }
+      case Kind::kArray: {
+        switch (f.phase) {
+          case kStart:
+            if (c != '[') return false;
+            f.phase = kArrOpen;
+            return true;
+          case kArrOpen:
+          case kArrComma:
+            if (space(f)) return true;
+            if (is_ws(c)) return false;
+            f.unused = 0;
+            if (c == ']' && f.phase == kArrOpen) {
+              pop();
+              return true;
+            }
+            f.phase = kArrAfter;
+            if (!push(n.items)) return false;
+            continue;
+          case kArrAfter:
+            if (space(f)) return true;
+            if (is_ws(c)) return false;
+            f.unused = 0;
+            if (c == ',') {
+              f.phase = kArrComma;
+              return true;
+            }
+            if (c == ']') {
+              pop();
+              return true;
+            }
+            return false;
+        }
+        return false;
+      }
+    }
+    return false;
+  }
+}
+
+StringSpot string_spot(const SchemaState& s) {
+  if (s.depth == 0) return StringSpot::kOutside;
+  const SchemaState::Frame& f = s.frames[s.depth - 1];
+  const Kind k = s.schema->node(f.node).kind;
+  if (f.phase == 0 || (k != Kind::kString && k != Kind::kAny && k != Kind::kAnyObject)) return StringSpot::kOutside;
+  return string_spot(f.value);
+}
+
+namespace {
+
+// Keeps the schema alive beside the recognizer that points into it.
+class SchemaConstraint final : public TokenConstraint {
+ public:
+  SchemaConstraint(std::shared_ptr<const TokenTrie> trie, std::shared_ptr<const JsonSchema> schema)
+      : schema_(std::move(schema)), inner_(std::move(trie), SchemaState(schema_.get())) {}
+  std::span<const uint8_t> allowed() override { return inner_.allowed(); }
+  bool accept(std::string_view bytes) override { return inner_.accept(bytes); }
+  bool complete() const override { return inner_.complete(); }
+
+ private:
+  std::shared_ptr<const JsonSchema> schema_;
+  RecognizerConstraint<SchemaState> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<TokenConstraint> json_schema_constraint(std::shared_ptr<const TokenTrie> trie,
+                                                        std::shared_ptr<const JsonSchema> schema) {
+  return std::make_unique<SchemaConstraint>(std::move(trie), std::move(schema));
+}
+
+}  // namespace ft

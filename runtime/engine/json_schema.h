@@ -1,0 +1,91 @@
+// Structured outputs (response_format {"type": "json_schema"}): the answer is
+// held to a JSON Schema the way JSON mode holds it to an object
+// (json_constraint.h), by a recognizer that follows the schema.
+//
+// The subset, which covers what OpenAI's strict mode and pydantic emit:
+//   type: object (properties, required; no other keys: additionalProperties
+//     is taken as false; properties come in the schema's order, optional
+//     ones may be left out), array (items), string, integer, number,
+//     boolean, null, or a list of types;
+//   enum and const (any JSON values); anyOf / oneOf whose alternatives open
+//     with different characters (a string or null, an object or null, ...);
+//   $ref to "#", "#/$defs/NAME" or "#/definitions/NAME" (recursion included);
+//   {} or true: any JSON value.
+// Annotations (title, description, default, examples, format, $schema,
+// $id, $comment, strict) are ignored; any other keyword (pattern,
+// minLength, minimum, minItems, allOf, not, patternProperties, ...) is
+// refused with a message naming it, not silently dropped.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/base/status.h"
+#include "runtime/engine/json_constraint.h"
+
+namespace ft {
+
+class JsonSchema {
+ public:
+  static Result<std::shared_ptr<const JsonSchema>> compile(std::string_view schema_json);
+
+  // kAny: any JSON value; kAnyObject: any object ({"type": "object"} without properties).
+  enum class Kind : uint8_t { kAny, kAnyObject, kObject, kArray, kString, kInteger, kNumber, kLiterals, kAnyOf };
+  struct Property {
+    std::string key;  // its JSON text, quotes included
+    int node = 0;
+    bool required = false;
+  };
+  struct Node {
+    Kind kind = Kind::kAny;
+    std::vector<Property> properties;  // kObject, in order
+    // kObject: for each next property index i, the keys that may come there
+    // (i up to the first required one), sorted, as (key text, property index).
+    std::vector<std::vector<std::pair<std::string, int>>> keys_from;
+    int items = -1;                       // kArray
+    std::vector<std::string> literals;    // kLiterals: JSON texts, sorted
+    int alternative[256] = {};            // kAnyOf: per first byte, node + 1 (0: none)
+  };
+
+  const Node& node(int i) const { return nodes_[i]; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+
+ private:
+  friend class SchemaCompiler;
+  std::vector<Node> nodes_;  // nodes_[0] is the root
+};
+
+// Where the answer stands in the schema: a stack of frames, one per value
+// being read.
+struct SchemaState {
+  static constexpr int kMaxFrames = 16;
+  struct Frame {
+    JsonState value;   // kAny / kString / kInteger / kNumber: the value's bytes
+    uint16_t node = 0;
+    uint8_t phase = 0;
+    uint8_t unused = 0;
+    uint16_t index = 0;  // kObject: the next property that may come
+    uint16_t lo = 0, hi = 0, pos = 0;  // literal matching: candidates [lo, hi), bytes matched
+    bool operator==(const Frame&) const = default;
+  };
+
+  const JsonSchema* schema = nullptr;
+  uint8_t depth = 0;
+  bool done = false;
+  Frame frames[kMaxFrames];
+
+  explicit SchemaState(const JsonSchema* s = nullptr);
+  bool feed(uint8_t c);
+  bool complete() const { return done; }
+  bool operator==(const SchemaState& o) const;
+};
+
+StringSpot string_spot(const SchemaState& s);
+
+std::unique_ptr<TokenConstraint> json_schema_constraint(std::shared_ptr<const TokenTrie> trie,
+                                                        std::shared_ptr<const JsonSchema> schema);
+
+}  // namespace ft

