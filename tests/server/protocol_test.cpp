@@ -110,7 +110,10 @@ TEST(ParseChat, Errors) {
       {"{" + m + R"("seed":"x"})", "seed", "'seed' must be an integer"},
       {"{" + m + R"("top_logprobs":2})", "top_logprobs", "needs 'logprobs'"},
       {"{" + m + R"("logprobs":true,"top_logprobs":21})", "top_logprobs", "between 0 and 20"},
-      {"{" + m + R"("response_format":{"type":"json_schema"}})", "response_format", "not supported"},
+      {"{" + m + R"("response_format":{"type":"json_schema"}})", "response_format", "needs 'json_schema'"},
+      {"{" + m + R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","minLength":2}}}})",
+       "response_format", "'minLength' is not supported"},
+      {"{" + m + R"("response_format":{"type":"grammar"}})", "response_format", "not supported"},
       {"{" + m + R"("model":7})", "model", "'model' must be a string"},
       {"{" + m + R"("stream_options":{"include_usage":1}})", "include_usage", "must be a boolean"},
       {"{" + m + R"("presence_penalty":3})", "presence_penalty", "between -2 and 2"},
@@ -124,11 +127,15 @@ TEST(ParseChat, Errors) {
   }
 }
 
-TEST(ParseChat, ResponseFormatTextAndJsonObject) {
+TEST(ParseChat, ResponseFormats) {
   EXPECT_FALSE(parse_ok(ApiKind::kChat, std::string("{") + kHello + R"(,"response_format":{"type":"text"}})")
                    .sampling.json_object);
   EXPECT_TRUE(parse_ok(ApiKind::kChat, std::string("{") + kHello + R"(,"response_format":{"type":"json_object"}})")
                   .sampling.json_object);
+  EXPECT_TRUE(parse_ok(ApiKind::kChat, std::string("{") + kHello +
+                                           R"(,"response_format":{"type":"json_schema","json_schema":{"name":"x",)"
+                                           R"("schema":{"type":"object","properties":{"a":{"type":"integer"}}}}}})")
+                  .sampling.json_schema);
 }
 
 TEST(ParseCompletion, PromptForms) {
