@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/base/log.h"
+#include "runtime/engine/json_schema.h"
 #include "runtime/server/reasoning.h"
 
 namespace ft::server {
@@ -120,6 +121,15 @@ ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, 
   rendered = std::move(text);
   if (!ids.ok()) return bad_request("cannot tokenize the prompt: " + client_message(ids.status()));
   return std::move(*ids);
+}
+
+// The parameters schema (JSON text) of the function tool_choice names, or empty.
+std::string function_parameters(const GenerationRequest& request) {
+  for (const json& tool : request.tools)
+    if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+        tool["function"].value("name", json()) == request.tool_choice_name && tool["function"].contains("parameters"))
+      return tool["function"]["parameters"].dump();
+  return "";
 }
 
 // What one request did, for its log line.
@@ -303,13 +313,26 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   // A call the request forces is opened in the prompt and held to JSON.
   std::optional<ForcedCall> forced;
   if (kind == ApiKind::kChat && (request->tool_choice_required || !request->tool_choice_name.empty())) {
-    forced = forced_call(call_format, request->tool_choice_name);
+    forced = forced_call(call_format, request->tool_choice_name, function_parameters(*request));
     if (!forced)
       return send_error(writer, bad_request("this model's chat template writes tool calls in no format this server "
                                             "knows, so tool_choice cannot force one",
                                             "tool_choice"));
-    request->sampling.json_object = true;
-    request->sampling.json_prefix = forced->json;
+    // A named function's call follows its parameters' schema where this
+    // server can hold one to it; otherwise JSON mode holds the arguments to an object.
+    Result<std::shared_ptr<const JsonSchema>> schema =
+        forced->schema.empty() ? Result<std::shared_ptr<const JsonSchema>>(FT_ERROR(ErrorCode::kNotFound, "none"))
+                               : JsonSchema::compile(forced->schema);
+    if (schema.ok()) {
+      request->sampling.json_schema = std::move(*schema);
+      forced->text = forced->schema_text;
+    } else {
+      if (!forced->schema.empty())
+        log::debug("tool_choice {}: its parameters are outside the schema subset ({}); held to JSON only",
+                   request->tool_choice_name, schema.status().message());
+      request->sampling.json_object = true;
+      request->sampling.json_prefix = forced->json;
+    }
   }
   std::string prompt_text;
   ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine, forced ? forced->text : "", prompt_text);

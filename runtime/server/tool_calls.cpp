@@ -91,14 +91,31 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat) {
 
 bool wants_short_call_ids(ToolCallFormat format) { return format == ToolCallFormat::kMistral; }
 
-std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function) {
+std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function,
+                                      std::string_view parameters) {
   // JSON mode holds an object; Mistral's calls are a list.
   if (format == ToolCallFormat::kNone || format == ToolCallFormat::kMistral) return std::nullopt;
   const char* arguments = format == ToolCallFormat::kLlama3Json ? "parameters" : "arguments";
   ForcedCall f;
   f.json = function.empty() ? std::string(R"({"name": ")")
                             : R"({"name": )" + nlohmann::json(function).dump() + R"(, ")" + arguments + R"(": {)";
-  f.text = format == ToolCallFormat::kHermes ? std::string(kOpen) + "\n" + f.json : f.json;
+  f.schema_text = format == ToolCallFormat::kHermes ? std::string(kOpen) + "\n" : "";
+  f.text = f.schema_text + f.json;
+  if (!function.empty()) {
+    using ojson = nlohmann::ordered_json;
+    ojson params = parameters.empty() ? ojson::object() : ojson::parse(parameters, nullptr, false);
+    if (params.is_discarded() || !params.is_object()) params = ojson::object();
+    ojson call = {{"type", "object"},
+                  {"properties", {{"name", {{"const", function}}}, {arguments, ojson::object()}}},
+                  {"required", {"name", arguments}}};
+    for (const char* defs : {"$defs", "definitions"})  // their $refs point at the root, now the call's
+      if (auto it = params.find(defs); it != params.end()) {
+        call[defs] = *it;
+        params.erase(defs);
+      }
+    call["properties"][arguments] = std::move(params);
+    f.schema = call.dump();
+  }
   return f;
 }
 

@@ -44,12 +44,22 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat);
 // a named function), written at the end of the prompt so the model goes on
 // from it: `text` is all of it, `json` its JSON part, which JSON mode then
 // holds to one object. A named function's call is opened up to its
-// arguments object; "required" leaves the name to the model. Null for kNone.
+// arguments object; "required" leaves the name to the model. Null for kNone
+// and Mistral (a list).
+//
+// For a named function, `schema` is also the JSON Schema of the whole call
+// ({"name": that name, "arguments": the function's parameters}), and
+// `schema_text` the opening without its JSON part: where the schema compiles,
+// the call is held to it instead (the arguments then follow the parameters).
 struct ForcedCall {
   std::string text;
   std::string json;
+  std::string schema;       // empty for "required"
+  std::string schema_text;  // the opening before the JSON, with `schema`
 };
-std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function);
+// `parameters`: the function's parameters schema as JSON text, or empty.
+std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function,
+                                      std::string_view parameters = {});
 
 struct ToolCall {
   std::string name;

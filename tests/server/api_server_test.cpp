@@ -309,46 +309,59 @@ TEST_F(ApiServerTest, ToolCallsAreCutOutOfTheText) {
   EXPECT_EQ(unknown.body_json()["error"]["param"], "tool_choice");
 }
 
-// tool_choice naming a function, or "required": the call is opened at the end
-// of the prompt and the rest held to JSON; the model's continuation closes it.
+// tool_choice naming a function: the call is held to the schema of the whole
+// call (its name, and its parameters as the arguments) after the opening tag
+// at the end of the prompt; where the parameters are outside the schema
+// subset, the call is opened up to its arguments and held to JSON. "required":
+// opened up to the name. The model's continuation closes the call.
 TEST_F(ApiServerTest, ForcedToolCalls) {
   engine->max_context_value = 1024;
   ApiServer server({.served_model_name = "tiny"});
   server.set_engine(engine.get());
   json body = json::parse(kChat);
-  body["tools"] = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}])");
-  body["tool_choice"] = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
-  const std::string opened = "{\"name\": \"get_weather\", \"arguments\": {";
-  for (bool stream : {false, true}) {
-    engine->script = {event("\"city\": \"Par", {1}), event("is\"}}", {2}), event("", {}, FinishReason::kStop)};
-    body["stream"] = stream;
-    MemoryWriter w = run(server, post("/v1/chat/completions", body.dump()));
-    ASSERT_EQ(w.status, 200) << w.body;
-    EXPECT_TRUE(engine->last_sampling.json_object);
-    EXPECT_EQ(engine->last_sampling.json_prefix, opened);
-    Result<std::string> prompt = engine->tokenizer().decode(engine->last_prompt);
-    ASSERT_TRUE(prompt.ok());
-    EXPECT_TRUE(prompt->ends_with("<|im_start|>assistant\n<tool_call>\n" + opened)) << *prompt;
-    json call;
-    std::string content, finish;
-    if (!stream) {
-      const json choice = w.body_json()["choices"][0];
-      ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << w.body;
-      call = choice["message"]["tool_calls"][0];
-      EXPECT_TRUE(choice["message"]["content"].is_null());
-      finish = choice["finish_reason"];
-    } else {
-      for (const json& c : sse_chunks(w.body)) {
-        const json& choice0 = c["choices"][0];
-        if (choice0["delta"].contains("content")) content += choice0["delta"]["content"].get<std::string>();
-        if (choice0["delta"].contains("tool_calls")) call = choice0["delta"]["tool_calls"][0];
-        if (!choice0["finish_reason"].is_null()) finish = choice0["finish_reason"];
+  body["tools"] = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
+      {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+      {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties":
+      {"zone": {"type": "integer", "minimum": -12}}}}}])");
+  for (const std::string function : {"get_weather", "get_time"}) {
+    const bool schema = function == "get_weather";  // get_time's "minimum" is outside the subset
+    body["tool_choice"] = {{"type", "function"}, {"function", {{"name", function}}}};
+    const std::string opened = "{\"name\": \"" + function + "\", \"arguments\": {";
+    const std::string args = schema ? "\"city\": \"Paris\"" : "\"zone\": 2";
+    for (bool stream : {false, true}) {
+      // The model writes the whole call under a schema, the rest of it after the opening otherwise.
+      engine->script = {event((schema ? opened : "") + args.substr(0, 5), {1}), event(args.substr(5) + "}}", {2}),
+                        event("", {}, FinishReason::kStop)};
+      body["stream"] = stream;
+      MemoryWriter w = run(server, post("/v1/chat/completions", body.dump()));
+      ASSERT_EQ(w.status, 200) << w.body;
+      EXPECT_EQ(engine->last_sampling.json_schema != nullptr, schema);
+      EXPECT_EQ(engine->last_sampling.json_object, !schema);
+      EXPECT_EQ(engine->last_sampling.json_prefix, schema ? "" : opened);
+      Result<std::string> prompt = engine->tokenizer().decode(engine->last_prompt);
+      ASSERT_TRUE(prompt.ok());
+      EXPECT_TRUE(prompt->ends_with("<|im_start|>assistant\n<tool_call>\n" + (schema ? "" : opened))) << *prompt;
+      json call;
+      std::string content, finish;
+      if (!stream) {
+        const json choice = w.body_json()["choices"][0];
+        ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << w.body;
+        call = choice["message"]["tool_calls"][0];
+        EXPECT_TRUE(choice["message"]["content"].is_null());
+        finish = choice["finish_reason"];
+      } else {
+        for (const json& c : sse_chunks(w.body)) {
+          const json& choice0 = c["choices"][0];
+          if (choice0["delta"].contains("content")) content += choice0["delta"]["content"].get<std::string>();
+          if (choice0["delta"].contains("tool_calls")) call = choice0["delta"]["tool_calls"][0];
+          if (!choice0["finish_reason"].is_null()) finish = choice0["finish_reason"];
+        }
+        EXPECT_EQ(content, "");
       }
-      EXPECT_EQ(content, "");
+      EXPECT_EQ(call["function"]["name"], function) << w.body;
+      EXPECT_EQ(json::parse(call["function"]["arguments"].get<std::string>()), json::parse("{" + args + "}"));
+      EXPECT_EQ(finish, "tool_calls");
     }
-    EXPECT_EQ(call["function"]["name"], "get_weather") << w.body;
-    EXPECT_EQ(json::parse(call["function"]["arguments"].get<std::string>()), json({{"city", "Paris"}}));
-    EXPECT_EQ(finish, "tool_calls");
   }
 
   // "required": the name is the model's to write.

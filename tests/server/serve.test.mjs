@@ -168,23 +168,25 @@ test("tools: rendered into the prompt; a named function forces its call", async 
   // Qwen3's template writes the tool definitions into the prompt.
   assert.ok(withTools.usage.prompt_tokens > plain.usage.prompt_tokens + 20, JSON.stringify(withTools.usage));
   assert.equal(withTools.choices[0].message.role, "assistant");  // random weights write no valid call
-  // Forced: the call is opened in the prompt and the arguments held to JSON; biased towards "}", the
-  // arguments close at once.
-  const [close] = (await raw("/tokenize", { body: { prompt: "}", add_special_tokens: false } })).json.tokens;
+  // Forced: the call is held to its schema (the name, then the parameters as the arguments); biased
+  // towards '"', the random weights close their strings.
+  const [quote] = (await raw("/tokenize", { body: { prompt: "\"", add_special_tokens: false } })).json.tokens;
   const forced = await client().chat.completions.create({ ...chatRequest(1, "Weather in Paris?"), tools, temperature: 0,
-    logit_bias: { [close]: 100 }, tool_choice: { type: "function", function: { name: "get_weather" } } });
+    max_tokens: 100, logit_bias: { [quote]: 100 }, tool_choice: { type: "function", function: { name: "get_weather" } } });
   const choice = forced.choices[0];
   assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice));
   assert.equal(choice.message.tool_calls.length, 1);
   assert.equal(choice.message.tool_calls[0].function.name, "get_weather");
-  assert.deepEqual(JSON.parse(choice.message.tool_calls[0].function.arguments), {});
+  const args = JSON.parse(choice.message.tool_calls[0].function.arguments);
+  assert.deepEqual(Object.keys(args), ["city"]);
+  assert.equal(typeof args.city, "string");
   // Unbiased and sampled, the arguments are JSON whenever the model closes them.
   const sampled = await client().chat.completions.create({ ...chatRequest(4, "Weather in Paris?"), tools, n: 3,
-    max_tokens: 40, tool_choice: { type: "function", function: { name: "get_weather" } } });
+    max_tokens: 60, tool_choice: { type: "function", function: { name: "get_weather" } } });
   for (const c of sampled.choices) {
     if (c.finish_reason !== "tool_calls") continue;
     assert.equal(c.message.tool_calls[0].function.name, "get_weather");
-    assert.equal(typeof JSON.parse(c.message.tool_calls[0].function.arguments), "object");
+    assert.equal(typeof JSON.parse(c.message.tool_calls[0].function.arguments).city, "string");
   }
   await expectApiError(client().chat.completions.create({ ...chatRequest(1, "Hi"), tools,
     tool_choice: { type: "function", function: { name: "nope" } } }), 400, (e) => assert.equal(e.param, "tool_choice"));

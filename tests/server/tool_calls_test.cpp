@@ -144,6 +144,19 @@ TEST(ToolCalls, ForcedCallOpenings) {
   EXPECT_EQ(parsed.calls[0].arguments, R"({"a":1})");
   EXPECT_EQ(parsed.content, "");
 
+  // A named function's call schema: its name, its parameters as the arguments, their $defs at the root.
+  std::optional<ForcedCall> typed = forced_call(
+      kHermes, "f", R"({"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "string"}}})");
+  ASSERT_TRUE(typed);
+  EXPECT_EQ(typed->schema_text, "<tool_call>\n");
+  const nlohmann::json call = nlohmann::json::parse(typed->schema);
+  EXPECT_EQ(call["properties"]["name"]["const"], "f");
+  EXPECT_EQ(call["properties"]["arguments"]["properties"]["p"]["$ref"], "#/$defs/P");
+  EXPECT_FALSE(call["properties"]["arguments"].contains("$defs"));
+  EXPECT_EQ(call["$defs"]["P"]["type"], "string");
+  EXPECT_EQ(call["required"], nlohmann::json({"name", "arguments"}));
+  EXPECT_TRUE(forced_call(kHermes, "")->schema.empty());  // "required": no schema
+
   std::optional<ForcedCall> llama = forced_call(ToolCallFormat::kLlama3Json, "");
   ASSERT_TRUE(llama);
   EXPECT_EQ(llama->json, R"({"name": ")");
