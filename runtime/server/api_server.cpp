@@ -132,6 +132,31 @@ std::string function_parameters(const GenerationRequest& request) {
   return "";
 }
 
+// tool_choice "required" or a named function: the opening of the call, to
+// be written at the end of the prompt (empty when no call is forced); the
+// request's sampling then holds the rest to the call's schema, or to JSON.
+ApiResult<std::string> force_call(GenerationRequest& request, ToolCallFormat format) {
+  const bool forcing = request.tool_choice_required || !request.tool_choice_name.empty();
+  if (request.kind != ApiKind::kChat || !forcing) return std::string();
+  std::optional<ForcedCall> forced = forced_call(format, request.tool_choice_name, function_parameters(request));
+  if (!forced)
+    return bad_request("this model's chat template writes tool calls in no format this server knows, so tool_choice "
+                       "cannot force one",
+                       "tool_choice");
+  if (!forced->schema.empty()) {  // a named function: its parameters, where this server can hold the call to them
+    Result<std::shared_ptr<const JsonSchema>> schema = JsonSchema::compile(forced->schema);
+    if (schema.ok()) {
+      request.sampling.json_schema = std::move(*schema);
+      return forced->schema_text;
+    }
+    log::debug("tool_choice {}: its parameters are outside the schema subset ({}); held to JSON only",
+               request.tool_choice_name, schema.status().message());
+  }
+  request.sampling.json_object = true;
+  request.sampling.json_prefix = forced->json;
+  return forced->text;
+}
+
 // What one request did, for its log line.
 struct RequestLog {
   Clock::time_point start = Clock::now();
@@ -310,32 +335,10 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   const ToolCallFormat call_format = kind == ApiKind::kChat && !request->tools.is_null() && !request->tool_choice_none
                                          ? tool_call_format_of(engine->chat_template())
                                          : ToolCallFormat::kNone;
-  // A call the request forces is opened in the prompt and held to JSON.
-  std::optional<ForcedCall> forced;
-  if (kind == ApiKind::kChat && (request->tool_choice_required || !request->tool_choice_name.empty())) {
-    forced = forced_call(call_format, request->tool_choice_name, function_parameters(*request));
-    if (!forced)
-      return send_error(writer, bad_request("this model's chat template writes tool calls in no format this server "
-                                            "knows, so tool_choice cannot force one",
-                                            "tool_choice"));
-    // A named function's call follows its parameters' schema where this
-    // server can hold one to it; otherwise JSON mode holds the arguments to an object.
-    Result<std::shared_ptr<const JsonSchema>> schema =
-        forced->schema.empty() ? Result<std::shared_ptr<const JsonSchema>>(FT_ERROR(ErrorCode::kNotFound, "none"))
-                               : JsonSchema::compile(forced->schema);
-    if (schema.ok()) {
-      request->sampling.json_schema = std::move(*schema);
-      forced->text = forced->schema_text;
-    } else {
-      if (!forced->schema.empty())
-        log::debug("tool_choice {}: its parameters are outside the schema subset ({}); held to JSON only",
-                   request->tool_choice_name, schema.status().message());
-      request->sampling.json_object = true;
-      request->sampling.json_prefix = forced->json;
-    }
-  }
+  ApiResult<std::string> answer_start = force_call(*request, call_format);
+  if (!answer_start.ok()) return send_error(writer, answer_start.error());
   std::string prompt_text;
-  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine, forced ? forced->text : "", prompt_text);
+  ApiResult<std::vector<int32_t>> prompt = prompt_tokens(*request, *engine, *answer_start, prompt_text);
   if (!prompt.ok()) return send_error(writer, prompt.error());
   if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
     return send_error(writer, *e);
@@ -347,11 +350,10 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   // n choices are n engine requests (with a seed, seed + i each, so they differ).
   auto queue = std::make_shared<EventQueue>();
   std::vector<Choice> choices(request->n, Choice(reasoning_format, reasoning_opened, call_format));
-  // The forced opening is the answer's start: it goes through the parsers first (streamed) or
+  // A forced call's opening is the answer's start: it goes through the parsers first (streamed) or
   // before the text (whole).
-  const std::string answer_start = forced ? forced->text : "";
   if (request->stream)
-    for (Choice& c : choices) c.calls.push(c.reasoning.push(answer_start).content);
+    for (Choice& c : choices) c.calls.push(c.reasoning.push(*answer_start).content);
   RequestLog log;
   for (int i = 0; i < request->n; ++i) {
     Request submit;
@@ -445,7 +447,7 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   bool any_calls = false;
   for (Choice& c : choices) {
     if (!stream) {
-      ReasoningSplit split = split_reasoning(reasoning_format, reasoning_opened, answer_start + c.result.text);
+      ReasoningSplit split = split_reasoning(reasoning_format, reasoning_opened, *answer_start + c.result.text);
       c.result.reasoning = std::move(split.reasoning);
       c.result.text = std::move(split.content);
       if (call_format != ToolCallFormat::kNone) {
