@@ -142,6 +142,26 @@ class TokenTrie {
   int vocab_ = 0;
 };
 
+// The same mask the plain way, each token's bytes fed to the recognizer on
+// their own: the reference the trie is tested and measured against.
+template <typename State>
+std::vector<uint8_t> allowed_token_by_token(const Tokenizer& tokenizer, int vocab, const State& state) {
+  std::vector<uint8_t> allowed(static_cast<size_t>(vocab), 0);
+  for (int32_t id = 0; id < vocab; ++id) {
+    const std::string_view bytes = tokenizer.token_bytes(id);
+    if (tokenizer.added_token(id) || bytes.empty()) continue;
+    State s = state;
+    bool ok = true;
+    for (char c : bytes)
+      if (s.complete() || !s.feed(static_cast<uint8_t>(c))) {
+        ok = false;
+        break;
+      }
+    allowed[id] = ok;
+  }
+  return allowed;
+}
+
 // One request's constraint: which tokens may come next, and the text so far.
 class TokenConstraint {
  public:

