@@ -300,7 +300,15 @@ bool SchemaState::feed(uint8_t c) {
     ++depth;
     return true;
   };
-  auto space = [&](Frame& f) { return is_ws(c) && ++f.unused <= kMaxWhitespace; };
+  // Whitespace between a container's tokens: 1 taken, -1 one too many, 0
+  // not whitespace (the run's count starts again).
+  auto space = [&](Frame& f) {
+    if (!is_ws(c)) {
+      f.unused = 0;
+      return 0;
+    }
+    return ++f.unused <= kMaxWhitespace ? 1 : -1;
+  };
 
   while (true) {
     if (depth == 0) return false;  // the value is whole: nothing may follow
@@ -378,9 +386,7 @@ bool SchemaState::feed(uint8_t c) {
             return true;
           case kObjOpen:
           case kObjComma:
-            if (space(f)) return true;
-            if (is_ws(c)) return false;
-            f.unused = 0;
+            if (int w = space(f)) return w > 0;
             if (c == '}' && f.phase == kObjOpen && may_close()) {
               pop();
               return true;
@@ -410,9 +416,8 @@ bool SchemaState::feed(uint8_t c) {
             return true;
           }
           case kObjColon:
-            if (space(f)) return true;
+            if (int w = space(f)) return w > 0;
             if (c != ':') return false;
-            f.unused = 0;
             f.phase = kObjAfter;
             f.index = static_cast<uint16_t>(f.lo + 1);
             // The value: whitespace first is the object's, then the property's frame.
@@ -420,16 +425,12 @@ bool SchemaState::feed(uint8_t c) {
             return true;
           case kObjAfter:
             if (f.pos == 1) {  // the value has not started
-              if (space(f)) return true;
-              if (is_ws(c)) return false;
-              f.unused = 0;
+              if (int w = space(f)) return w > 0;
               f.pos = 0;
               if (!push(n.properties[f.index - 1].node)) return false;
               continue;
             }
-            if (space(f)) return true;
-            if (is_ws(c)) return false;
-            f.unused = 0;
+            if (int w = space(f)) return w > 0;
             if (c == ',' && f.index < n.properties.size()) {
               f.phase = kObjComma;
               return true;
@@ -450,9 +451,7 @@ bool SchemaState::feed(uint8_t c) {
             return true;
           case kArrOpen:
           case kArrComma:
-            if (space(f)) return true;
-            if (is_ws(c)) return false;
-            f.unused = 0;
+            if (int w = space(f)) return w > 0;
             if (c == ']' && f.phase == kArrOpen) {
               pop();
               return true;
@@ -461,9 +460,7 @@ bool SchemaState::feed(uint8_t c) {
             if (!push(n.items)) return false;
             continue;
           case kArrAfter:
-            if (space(f)) return true;
-            if (is_ws(c)) return false;
-            f.unused = 0;
+            if (int w = space(f)) return w > 0;
             if (c == ',') {
               f.phase = kArrComma;
               return true;
