@@ -346,7 +346,7 @@ class EngineImpl final : public Engine {
            p.frequency_penalty != 0.0f || !p.logit_bias.empty() || p.json_object || p.json_schema;
   }
 
-  // The vocabulary's byte trie for JSON mode, built on first use (from any
+  // The vocabulary's byte trie for JSON mode and structured outputs, built on first use (from any
   // submitting thread) and shared by every request after.
   std::shared_ptr<const TokenTrie> json_trie() {
     std::call_once(json_trie_once_, [&] {
@@ -405,7 +405,7 @@ class EngineImpl final : public Engine {
       auto text = a->decoder->push(out.token);
       if (text.ok()) a->held += *text;
       if (static_cast<int>(s.tokens.size()) >= a->max_total) reason = FinishReason::kLength;
-      // JSON mode: the token that closes the object ends the answer.
+      // JSON mode, structured outputs: the token that closes the value ends the answer.
       if (a->json) {
         const std::string_view bytes = tokenizer_->token_bytes(out.token);
         if (a->json->accept(bytes) && a->json->complete()) reason = FinishReason::kStop;

@@ -55,6 +55,7 @@ class Connection final : public ResponseWriter {
   // Reads the next request; false when the connection should close (EOF, idle
   // timeout, or a malformed request, which gets its error response first).
   bool read_request(HttpRequest& request) {
+    allow_origin_.clear();  // a malformed request's error goes out without the last request's CORS header
     size_t end;
     while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
       if (buffer_.size() > options_.max_header_bytes) return reject(431, "request headers too large");
