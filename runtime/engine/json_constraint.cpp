@@ -9,7 +9,6 @@ constexpr const char* kLiterals[3] = {"true", "false", "null"};
 
 bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 bool is_hex(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 }  // namespace
 
@@ -134,7 +133,7 @@ bool JsonState::feed(uint8_t c) {
 
   // The structural modes: whitespace (not before the object: the answer
   // opens with it), then what each expects.
-  if (is_ws(c)) return !(mode == kValue && depth == 0) && ++ws <= kMaxWhitespace;
+  if (is_json_space(c)) return !(mode == kValue && depth == 0) && ++ws <= kMaxWhitespace;
   ws = 0;
   switch (mode) {
     case kArrayFirst:

@@ -21,6 +21,9 @@
 
 namespace ft {
 
+// Whitespace between JSON tokens (RFC 8259).
+inline bool is_json_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 struct JsonState {
   static constexpr int kMaxDepth = 64;
   static constexpr int kMaxWhitespace = 24;

@@ -25,7 +25,27 @@ const std::set<std::string, std::less<>> kUnderstood = {
 
 constexpr int kMaxWhitespace = JsonState::kMaxWhitespace;
 
-bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+// Matching a frame against sorted texts (literals, or an object's keys): the
+// candidates [lo, hi) share their first `pos` bytes; those whose next byte is
+// c (together, as the texts are sorted) become the range and pos moves on.
+// False, with the frame unchanged, when no candidate goes on with c.
+template <typename TextOf>
+bool narrow(SchemaState::Frame& f, uint8_t c, TextOf text_of) {
+  uint16_t lo = f.hi, hi = f.hi;
+  for (uint16_t i = f.lo; i < f.hi; ++i) {
+    const std::string& t = text_of(i);
+    if (t.size() > f.pos && static_cast<uint8_t>(t[f.pos]) == c) {
+      lo = std::min(lo, i);
+      hi = static_cast<uint16_t>(i + 1);
+    }
+  }
+  if (lo == hi) return false;
+  f.lo = lo;
+  f.hi = hi;
+  ++f.pos;
+  return true;
+}
+
 
 }  // namespace
 
@@ -303,7 +323,7 @@ bool SchemaState::feed(uint8_t c) {
   // Whitespace between a container's tokens: 1 taken, -1 one too many, 0
   // not whitespace (the run's count starts again).
   auto space = [&](Frame& f) {
-    if (!is_ws(c)) {
+    if (!is_json_space(c)) {
       f.unused = 0;
       return 0;
     }
@@ -352,24 +372,14 @@ bool SchemaState::feed(uint8_t c) {
           f.hi = static_cast<uint16_t>(lits.size());
           f.pos = 0;
         }
-        uint16_t lo = f.hi, hi = f.hi;
-        bool exact = false;
-        for (uint16_t i = f.lo; i < f.hi; ++i) {
-          if (lits[i].size() == f.pos) exact = true;
-          if (lits[i].size() > f.pos && static_cast<uint8_t>(lits[i][f.pos]) == c) {
-            lo = std::min(lo, i);
-            hi = static_cast<uint16_t>(i + 1);
-          }
-        }
-        if (lo == hi) {
-          if (!exact) return false;
-          pop();  // e.g. 1 of [1, 12], ended before this byte
+        if (!narrow(f, c, [&](uint16_t i) -> const std::string& { return lits[i]; })) {
+          // A candidate matched whole sorts first of those sharing its bytes:
+          // e.g. 1 of [1, 12], ended before this byte.
+          if (lits[f.lo].size() != f.pos) return false;
+          pop();
           continue;
         }
-        f.lo = lo;
-        f.hi = hi;
-        ++f.pos;
-        if (hi - lo == 1 && lits[lo].size() == f.pos) pop();  // whole, and nothing longer can follow
+        if (f.hi - f.lo == 1 && lits[f.lo].size() == f.pos) pop();  // whole, and nothing longer can follow
         return true;
       }
       case Kind::kObject: {
@@ -399,18 +409,9 @@ bool SchemaState::feed(uint8_t c) {
             return true;
           case kObjKey: {
             const auto& ks = keys();
-            uint16_t lo = f.hi, hi = f.hi;
-            for (uint16_t i = f.lo; i < f.hi; ++i)
-              if (ks[i].first.size() > f.pos && static_cast<uint8_t>(ks[i].first[f.pos]) == c) {
-                lo = std::min(lo, i);
-                hi = static_cast<uint16_t>(i + 1);
-              }
-            if (lo == hi) return false;
-            f.lo = lo;
-            f.hi = hi;
-            ++f.pos;
-            if (ks[lo].first.size() == f.pos) {  // the closing quote: one key matches (no key is a prefix of another)
-              f.lo = static_cast<uint16_t>(ks[lo].second);  // the property
+            if (!narrow(f, c, [&](uint16_t i) -> const std::string& { return ks[i].first; })) return false;
+            if (ks[f.lo].first.size() == f.pos) {  // the closing quote: one key matches (no key is a prefix of another)
+              f.lo = static_cast<uint16_t>(ks[f.lo].second);  // the property
               f.phase = kObjColon;
             }
             return true;
