@@ -30,6 +30,12 @@ Status& Status::with_context(const std::string& context) {
   return *this;
 }
 
+std::string Status::user_message() const {
+  const size_t open = message_.rfind(" [");
+  if (open == std::string::npos || message_.back() != ']' || message_.find(':', open) == std::string::npos) return message_;
+  return message_.substr(0, open);
+}
+
 namespace detail {
 std::string where(const char* file, int line) {
   // Keep the path from the project root: "jit/toolchain_clang.cpp:42".

@@ -40,6 +40,9 @@ class Status {
   bool ok() const { return code_ == ErrorCode::kOk; }
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The message without the " [file:line]" FT_ERROR appends: what a user or
+  // an API client is shown.
+  std::string user_message() const;
 
   // "compile_error: <message>"
   std::string to_string() const;

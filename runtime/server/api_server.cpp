@@ -62,14 +62,6 @@ struct Choice {
   ReasoningSplit held;  // streamed: what the parsers still held at the end
 };
 
-// Status messages end with " [file:line]"; clients get the message without it.
-std::string client_message(const Status& status) {
-  std::string m = status.message();
-  size_t open = m.rfind(" [");
-  if (open != std::string::npos && m.back() == ']' && m.find(':', open) != std::string::npos) m.resize(open);
-  return m;
-}
-
 void send_json(ResponseWriter& writer, int status, const json& body) {
   writer.send(status, "application/json", dump(body));
 }
@@ -112,24 +104,15 @@ ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, 
       return bad_request("this model has no chat template: use /v1/completions or start ft-serve with --chat-template",
                          "messages");
     Result<std::string> rendered = chat->render(chat_render_options(request));
-    if (!rendered.ok()) return bad_request("the chat template failed: " + client_message(rendered.status()), "messages");
+    if (!rendered.ok()) return bad_request("the chat template failed: " + rendered.status().user_message(), "messages");
     text = std::move(*rendered);
     text += answer_start;
     encode.add_special = false;  // the template writes the special tokens it wants
   }
   Result<std::vector<int32_t>> ids = tokenizer.encode(text, encode);
   rendered = std::move(text);
-  if (!ids.ok()) return bad_request("cannot tokenize the prompt: " + client_message(ids.status()));
+  if (!ids.ok()) return bad_request("cannot tokenize the prompt: " + ids.status().user_message());
   return std::move(*ids);
-}
-
-// The parameters schema (JSON text) of the function tool_choice names, or empty.
-std::string function_parameters(const GenerationRequest& request) {
-  for (const json& tool : request.tools)
-    if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
-        tool["function"].value("name", json()) == request.tool_choice_name && tool["function"].contains("parameters"))
-      return tool["function"]["parameters"].dump();
-  return "";
 }
 
 // tool_choice "required" or a named function: the opening of the call, to
@@ -138,7 +121,9 @@ std::string function_parameters(const GenerationRequest& request) {
 ApiResult<std::string> force_call(GenerationRequest& request, ToolCallFormat format) {
   const bool forcing = request.tool_choice_required || !request.tool_choice_name.empty();
   if (request.kind != ApiKind::kChat || !forcing) return std::string();
-  std::optional<ForcedCall> forced = forced_call(format, request.tool_choice_name, function_parameters(request));
+  const json* function = find_tool_function(request.tools, request.tool_choice_name);
+  const std::string parameters = function && function->contains("parameters") ? (*function)["parameters"].dump() : "";
+  std::optional<ForcedCall> forced = forced_call(format, request.tool_choice_name, parameters);
   if (!forced)
     return bad_request("this model's chat template writes tool calls in no format this server knows, so tool_choice "
                        "cannot force one",
@@ -147,14 +132,14 @@ ApiResult<std::string> force_call(GenerationRequest& request, ToolCallFormat for
     Result<std::shared_ptr<const JsonSchema>> schema = JsonSchema::compile(forced->schema);
     if (schema.ok()) {
       request.sampling.json_schema = std::move(*schema);
-      return forced->schema_text;
+      return forced->tag;
     }
     log::debug("tool_choice {}: its parameters are outside the schema subset ({}); held to JSON only",
                request.tool_choice_name, schema.status().message());
   }
   request.sampling.json_object = true;
   request.sampling.json_prefix = forced->json;
-  return forced->text;
+  return forced->tag + forced->json;
 }
 
 // What one request did, for its log line.
@@ -370,9 +355,9 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
       const Status& s = id.status();
       if (s.code() == ErrorCode::kUnavailable)
         return send_error(writer, server_error(503, "the server is busy (request queue full); retry later", "queue_full"));
-      if (s.code() == ErrorCode::kInvalidArgument) return send_error(writer, bad_request(client_message(s)));
+      if (s.code() == ErrorCode::kInvalidArgument) return send_error(writer, bad_request(s.user_message()));
       log::error("submit failed: {}", s.to_string());
-      return send_error(writer, server_error(500, client_message(s)));
+      return send_error(writer, server_error(500, s.user_message()));
     }
     choices[i].id = *id;
   }
@@ -509,11 +494,11 @@ void ApiServer::tokenize(const HttpRequest& http, ResponseWriter& writer) {
     options.messages = request->messages;
     Result<std::string> rendered = chat->render(options);
     if (!rendered.ok())
-      return send_error(writer, bad_request("the chat template failed: " + client_message(rendered.status()), "messages"));
+      return send_error(writer, bad_request("the chat template failed: " + rendered.status().user_message(), "messages"));
     text = std::move(*rendered);
   }
   Result<std::vector<int32_t>> ids = engine->tokenizer().encode(text, {.add_special = request->add_special});
-  if (!ids.ok()) return send_error(writer, bad_request(client_message(ids.status()), "prompt"));
+  if (!ids.ok()) return send_error(writer, bad_request(ids.status().user_message(), "prompt"));
   send_json(writer, 200, {{"tokens", *ids}, {"count", ids->size()}, {"max_model_len", engine->max_context()}});
 }
 
@@ -523,7 +508,7 @@ void ApiServer::detokenize(const HttpRequest& http, ResponseWriter& writer) {
   Engine* engine = require_engine(writer);
   if (!engine) return;
   Result<std::string> text = engine->tokenizer().decode(*ids);
-  if (!text.ok()) return send_error(writer, bad_request(client_message(text.status()), "tokens"));
+  if (!text.ok()) return send_error(writer, bad_request(text.status().user_message(), "tokens"));
   send_json(writer, 200, {{"prompt", *text}});
 }
 
@@ -536,7 +521,7 @@ void ApiServer::apply_template(const HttpRequest& http, ResponseWriter& writer) 
   if (!chat) return send_error(writer, bad_request("this model has no chat template", "messages"));
   Result<std::string> rendered = chat->render(*options);
   if (!rendered.ok())
-    return send_error(writer, bad_request("the chat template failed: " + client_message(rendered.status()), "messages"));
+    return send_error(writer, bad_request("the chat template failed: " + rendered.status().user_message(), "messages"));
   send_json(writer, 200, {{"prompt", *rendered}});
 }
 

@@ -259,11 +259,9 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
         return bad_request("response_format json_schema needs 'json_schema': {\"name\": ..., \"schema\": {...}}",
                            "response_format");
       Result<std::shared_ptr<const JsonSchema>> schema = JsonSchema::compile((*spec)["schema"].dump());
-      if (!schema.ok()) {
-        std::string m = schema.status().message();
-        if (size_t open = m.rfind(" ["); open != std::string::npos && m.back() == ']') m.resize(open);
-        return bad_request("response_format json_schema: " + m, "response_format", "unsupported_schema");
-      }
+      if (!schema.ok())
+        return bad_request("response_format json_schema: " + schema.status().user_message(), "response_format",
+                           "unsupported_schema");
       s.json_schema = std::move(*schema);
     } else if (t != "text") {
       return bad_request(fmt::format("response_format type '{}' is not supported by this server (only 'text', "
@@ -274,6 +272,21 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+const json* find_tool_function(const json& tools, std::string_view name) {
+  if (!tools.is_array()) return nullptr;
+  for (const json& tool : tools) {
+    auto function = tool.is_object() ? tool.find("function") : tool.end();
+    if (function == tool.end() || !function->is_object()) continue;
+    auto n = function->find("name");
+    if (n != function->end() && n->is_string() && n->get_ref<const std::string&>() == name) return &*function;
+  }
+  return nullptr;
+}
+
+namespace {
 
 // "tools", and "tool_choice": "auto", "none", "required", or {"type":
 // "function", "function": {"name": ...}} naming one of the tools.
@@ -302,16 +315,9 @@ std::optional<ApiError> parse_tools(const Fields& f, GenerationRequest& r) {
     if (name) r.tool_choice_name = name->get<std::string>();
     if ((r.tool_choice_required || name) && r.tools.is_null())
       return bad_request("tool_choice " + dump(*choice) + " needs 'tools'", "tool_choice");
-    if (name) {
-      bool listed = false;
-      for (const json& tool : r.tools)
-        if (tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
-            tool["function"].value("name", json()) == *name)
-          listed = true;
-      if (!listed)
-        return bad_request("tool_choice names function '" + r.tool_choice_name + "', which is not in 'tools'",
-                           "tool_choice");
-    }
+    if (name && !find_tool_function(r.tools, r.tool_choice_name))
+      return bad_request("tool_choice names function '" + r.tool_choice_name + "', which is not in 'tools'",
+                         "tool_choice");
   }
   return std::nullopt;
 }

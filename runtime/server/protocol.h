@@ -91,6 +91,9 @@ inline constexpr int kCompletionDefaultMaxTokens = 16;
 inline constexpr int kMaxTopLogprobs = 20;
 inline constexpr size_t kMaxStopStrings = 16;
 
+// The "function" object of the tool named `name` in a request's `tools`, or null.
+const json* find_tool_function(const json& tools, std::string_view name);
+
 // Parses and validates a /v1/chat/completions or /v1/completions body.
 // Errors are 400s naming the field ("temperature must be a number").
 ApiResult<GenerationRequest> parse_generation_request(ApiKind kind, std::string_view body);

@@ -99,8 +99,7 @@ std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& 
   ForcedCall f;
   f.json = function.empty() ? std::string(R"({"name": ")")
                             : R"({"name": )" + nlohmann::json(function).dump() + R"(, ")" + arguments + R"(": {)";
-  f.schema_text = format == ToolCallFormat::kHermes ? std::string(kOpen) + "\n" : "";
-  f.text = f.schema_text + f.json;
+  f.tag = format == ToolCallFormat::kHermes ? std::string(kOpen) + "\n" : "";
   if (!function.empty()) {
     using ojson = nlohmann::ordered_json;
     ojson params = parameters.empty() ? ojson::object() : ojson::parse(parameters, nullptr, false);

@@ -42,20 +42,19 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat);
 
 // The opening of an answer that must be a call (tool_choice "required", or
 // a named function), written at the end of the prompt so the model goes on
-// from it: `text` is all of it, `json` its JSON part, which JSON mode then
-// holds to one object. A named function's call is opened up to its
-// arguments object; "required" leaves the name to the model. Null for kNone
-// and Mistral (a list).
+// from it: `tag` (the format's opening tag, if it has one), then `json`, the
+// start of the call's object, which JSON mode then holds to one object. A
+// named function's call is opened up to its arguments object; "required"
+// leaves the name to the model. Null for kNone and Mistral (a list).
 //
 // For a named function, `schema` is also the JSON Schema of the whole call
-// ({"name": that name, "arguments": the function's parameters}), and
-// `schema_text` the opening without its JSON part: where the schema compiles,
-// the call is held to it instead (the arguments then follow the parameters).
+// ({"name": that name, "arguments": the function's parameters}): where it
+// compiles, only `tag` is written and the call is held to the schema instead
+// (the arguments then follow the parameters).
 struct ForcedCall {
-  std::string text;
+  std::string tag;
   std::string json;
-  std::string schema;       // empty for "required"
-  std::string schema_text;  // the opening before the JSON, with `schema`
+  std::string schema;  // empty for "required"
 };
 // `parameters`: the function's parameters schema as JSON text, or empty.
 std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function,

@@ -137,8 +137,8 @@ TEST(ToolCalls, ForcedCallOpenings) {
   std::optional<ForcedCall> hermes = forced_call(kHermes, "get \"x\"");
   ASSERT_TRUE(hermes);
   EXPECT_EQ(hermes->json, R"({"name": "get \"x\"", "arguments": {)");  // the name JSON-escaped
-  EXPECT_EQ(hermes->text, "<tool_call>\n" + hermes->json);
-  ParsedToolCalls parsed = parse_tool_calls(kHermes, hermes->text + R"("a": 1}})");  // no closing tag: cut off at the end
+  EXPECT_EQ(hermes->tag, "<tool_call>\n");
+  ParsedToolCalls parsed = parse_tool_calls(kHermes, hermes->tag + hermes->json + R"("a": 1}})");  // no closing tag: cut off at the end
   ASSERT_EQ(parsed.calls.size(), 1u);
   EXPECT_EQ(parsed.calls[0].name, "get \"x\"");
   EXPECT_EQ(parsed.calls[0].arguments, R"({"a":1})");
@@ -148,7 +148,7 @@ TEST(ToolCalls, ForcedCallOpenings) {
   std::optional<ForcedCall> typed = forced_call(
       kHermes, "f", R"({"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "string"}}})");
   ASSERT_TRUE(typed);
-  EXPECT_EQ(typed->schema_text, "<tool_call>\n");
+  EXPECT_EQ(typed->tag, "<tool_call>\n");
   const nlohmann::json call = nlohmann::json::parse(typed->schema);
   EXPECT_EQ(call["properties"]["name"]["const"], "f");
   EXPECT_EQ(call["properties"]["arguments"]["properties"]["p"]["$ref"], "#/$defs/P");
@@ -160,8 +160,8 @@ TEST(ToolCalls, ForcedCallOpenings) {
   std::optional<ForcedCall> llama = forced_call(ToolCallFormat::kLlama3Json, "");
   ASSERT_TRUE(llama);
   EXPECT_EQ(llama->json, R"({"name": ")");
-  EXPECT_EQ(llama->text, llama->json);
-  parsed = parse_tool_calls(ToolCallFormat::kLlama3Json, llama->text + R"(f", "parameters": {"b": [true]}})");
+  EXPECT_EQ(llama->tag, "");
+  parsed = parse_tool_calls(ToolCallFormat::kLlama3Json, llama->tag + llama->json + R"(f", "parameters": {"b": [true]}})");
   ASSERT_EQ(parsed.calls.size(), 1u);
   EXPECT_EQ(parsed.calls[0].name, "f");
   EXPECT_EQ(parsed.calls[0].arguments, R"({"b":[true]})");

@@ -121,14 +121,6 @@ Result<ServeConfig> parse_config(const ft::tools::CliArgs& a) {
   return c;
 }
 
-// Status messages end with " [file:line]"; a user at the command line does not need it.
-std::string user_message(const ft::Status& s) {
-  std::string m = s.message();
-  size_t open = m.rfind(" [");
-  if (open != std::string::npos && m.back() == ']') m.resize(open);
-  return m;
-}
-
 // SIGINT/SIGTERM are blocked in every thread and taken here: the first stops
 // the server cleanly, a second one quits at once (a model still loading
 // cannot be interrupted).
@@ -167,7 +159,7 @@ int main(int argc, char** argv) {
   Result<ServeConfig> config = args.ok() ? parse_config(*args) : Result<ServeConfig>(args.status());
   if (!config.ok()) {
     bool usage_error = config.status().code() == ErrorCode::kInvalidArgument;
-    std::fprintf(stderr, "ft-serve: %s\n%s", user_message(config.status()).c_str(), usage_error ? "\n" : "");
+    std::fprintf(stderr, "ft-serve: %s\n%s", config.status().user_message().c_str(), usage_error ? "\n" : "");
     if (usage_error) std::fputs(kUsage, stderr);
     return usage_error ? 2 : 1;
   }
@@ -182,7 +174,7 @@ int main(int argc, char** argv) {
   auto http = ft::server::HttpServer::listen(
       config->http, [&api](const ft::server::HttpRequest& r, ft::server::ResponseWriter& w) { api.handle(r, w); });
   if (!http.ok()) {
-    std::fprintf(stderr, "ft-serve: %s\n", user_message(http.status()).c_str());
+    std::fprintf(stderr, "ft-serve: %s\n", http.status().user_message().c_str());
     return 1;
   }
   std::atomic<bool> stop_requested{false};
