@@ -23,10 +23,13 @@
 #         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
 #         bench/RESULTS.md) and no profiler.
 #   ab:   the short quant: the tiny Q4_K_M model at batch 4 and 1 (and at 1
-#         on every .devbuild/ksrc_NAME variant), Q4_K_M decode at batch 1
-#         against e2e_bench_base and the variants, AB_ROUNDS rounds (default
-#         3), then op_check AB_OP_CHECK (default matmul attention) on the
-#         changed build and each variant (minutes, so it comes last).
+#         on every .devbuild/ksrc_NAME variant and AB_ENVS setting), Q4_K_M
+#         decode at batch 1 against e2e_bench_base and the variants, AB_ROUNDS
+#         rounds (default 3), then op_check AB_OP_CHECK (default matmul
+#         attention) on the changed build and each kernel variant (minutes, so
+#         it comes last). AB_ENVS: space-separated environment settings, each
+#         a variant of this build, several variables joined by commas
+#         ("FT_L2_PREFETCH=bulk FT_L2_PREFETCH=bulk,FT_L2_PREFETCH_MB=12").
 #   skip: what each per-layer op costs a Q4_K_M batch-1 decode step at most:
 #         e2e_bench --skip-ops OP for each op, beside the full step.
 #   trace: where bf16 loses precision (use few LAYERS, e.g. 2): the first
@@ -127,6 +130,7 @@ tiny_q4_check() {
     --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
   for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
   for_each_ksrc tiny_q4_variant
+  for_each_env tiny_q4_variant
 }
 tiny_q4_variant() {  # NAME ENV...: the tiny check at batch 1 on a kernel-source variant
   local name="$1"; shift
@@ -142,6 +146,15 @@ for_each_ksrc() {
     [ -d "$ksrc" ] || continue
     name="$(basename "$ksrc")"
     "$1" "$name" env FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name"
+  done
+}
+
+# Calls FN NAME env SETTINGS... for every AB_ENVS setting (this build with
+# other environment variables).
+for_each_env() {
+  local e
+  for e in ${AB_ENVS:-}; do
+    "$1" "$e" env ${e//,/ }
   done
 }
 
@@ -165,6 +178,7 @@ decode_ab() {
     decode_b1 "this build" "$bin/e2e_bench"
     [ -x "$bin/e2e_bench_base" ] && decode_b1 "base build" "$bin/e2e_bench_base"
     for_each_ksrc decode_b1_variant
+    for_each_env decode_b1_variant
   done
 }
 
