@@ -26,6 +26,7 @@ KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool
                        q8_out ? "_q8" : "");
   s.family = "rmsnorm";
   s.function = "ft::rmsnorm";
+  s.waits_itself = true;  // it requests its weight before waiting (kernel_src/rmsnorm.hip)
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(hidden), std::to_string(threads),
                      std::to_string(tile.load_bytes), add_residual ? "true" : "false"};
   if (q8_out) s.template_args.push_back("true");
@@ -56,6 +57,7 @@ KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool 
                        qk_norm ? "_qknorm" : "");
   s.family = "rope";
   s.function = "ft::rope_qk_norm_kv_write";
+  s.waits_itself = true;  // it requests its constants before waiting (kernel_src/rope.hip)
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), neox ? "1" : "0",
                      qk_norm ? "true" : "false", std::to_string(tile.heads_per_block),
                      std::to_string(tile.heads_per_group)};

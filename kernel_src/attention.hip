@@ -9,7 +9,7 @@
 //   weights times V. The partial result (unnormalized output, running max and
 //   sum) goes to the workspace, and the last of a (sequence, KV head)'s
 //   partitions to finish merges them into `out` (no second kernel); or it
-//   goes straight to `out` when one partition holds every context. A short
+//   goes straight to `out` when one partition holds the whole context. A short
 //   batch splits its contexts finer than the LDS partition needs, so its few
 //   (sequence, KV head) pairs still fill the GPU. Napkin math at 32 x (32 q /
 //   8 kv heads) x 4096 x 128 bf16: K+V = 537 MB, 128 us at 4.2 TB/s; the
@@ -323,7 +323,10 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
       for (int w = 0; w < kWaves; ++w) o += red[w * kGroup * kHeadDim + i + e];
       return o;
     };
-    if (a.direct) {
+    // A context that one partition holds (the other blocks of this sequence
+    // and KV head have no keys) needs no merge: its block writes the output
+    // itself, as when the launch has one partition, and leaves the counter.
+    if (a.direct || ctx <= span) {
       const float inv = fast_rcp(s_sum[g]);
       const float o[4] = {sum_w(0) * inv, sum_w(1) * inv, sum_w(2) * inv, sum_w(3) * inv};
       attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + g, d, o, active);
@@ -339,7 +342,7 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
       }
     }
   }
-  if (a.direct) return;
+  if (a.direct || ctx <= span) return;
 
   // The last of this (sequence, KV head)'s partitions to finish merges them.
   __shared__ int s_last;

@@ -48,19 +48,29 @@ FT_DEVICE void rmsnorm(const RmsNormArgs<T>& a) {
   T* out = a.out + offset;
 
   // The row is held as T (what the sum rounds to anyway), half the registers
-  // of floats for 16-bit types. The weight comes with x, so no global load
-  // waits behind the block sum, unless a thread holds more than 4 vectors
-  // (rows wider than 8192 bf16): then it comes after, from L2 (every row
-  // reads it), and the registers it frees keep a second row resident.
+  // of floats for 16-bit types. The weight is requested before the wait for
+  // the kernel before (no kernel writes weights; jit/catalog.cpp's spec lets
+  // this kernel wait itself): it comes from DRAM, the layer's GEMVs having
+  // streamed it out of L2, while that kernel finishes, so no global load
+  // waits behind the block sum. Unless a thread holds more than 4 vectors
+  // (rows wider than 8192 bf16): then it comes after the sum, from L2 (every
+  // row reads it), and the registers it frees keep a second row resident.
   constexpr bool kWeightEarly = kVecsPerThread <= 4;
   V xs[kVecsPerThread];
   V w[kVecsPerThread];
+  if constexpr (kWeightEarly) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const int vi = thread_x() + i * kThreads;
+      if (kVecs % kThreads == 0 || vi < kVecs) w[i] = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
+    }
+  }
+  grid_dependency_begin();
   float sum_sq = 0.0f;
 #pragma unroll
   for (int i = 0; i < kVecsPerThread; ++i) {
     const int vi = thread_x() + i * kThreads;
     if (kVecs % kThreads == 0 || vi < kVecs) {
-      if constexpr (kWeightEarly) w[i] = load_vec<T, kLoadBytes>(a.weight + vi * kPerVec);
       xs[i] = load_vec<T, kLoadBytes>(x + vi * kPerVec);
       if constexpr (kAddResidual) {
         V r = load_vec<T, kLoadBytes>(a.residual + offset + vi * kPerVec);

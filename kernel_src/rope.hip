@@ -87,16 +87,40 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
   const int first = (block_y() * kHeadsPerBlock + thread_x() / kRopeGroupLanes) * per_group;
   const int n_q = a.n_heads, n_kv = a.n_kv_heads, row = n_q + 2 * n_kv;
   if (token >= a.n_tokens || first >= row) return;
+  constexpr int kRunBytes = kHalf * static_cast<int>(sizeof(T));
+  using Run = Vec<T, kRunBytes>;
+  const int run0 = kStyle == 1 ? lane * kHalf : lane * kPer;
+  const int run1 = kStyle == 1 ? kHeadDim / 2 + lane * kHalf : lane * kPer + kHalf;
+
+  // The constants are requested before the wait for the kernel before (no
+  // kernel writes them; jit/catalog.cpp's spec lets this kernel wait itself):
+  // the frequencies and the q/k norm weights come from DRAM while that kernel
+  // finishes, not after the norm's sum. Pair p of this lane is frequency
+  // lane * kHalf + p in both styles.
+  const bool has_rope = first < n_q + n_kv;  // some head of the group is q or k
+  float freq[kHalf];
+  if (has_rope) {
+#pragma unroll
+    for (int p = 0; p < kHalf; ++p) freq[p] = a.inv_freq[lane * kHalf + p];
+  }
+  Run wq0, wq1, wk0, wk1;
+  if constexpr (kHasNorm) {
+    if (first < n_q) {
+      wq0 = load_vec<T, kRunBytes>(a.q_norm + run0);
+      wq1 = load_vec<T, kRunBytes>(a.q_norm + run1);
+    }
+    if (first + per_group > n_q && has_rope) {
+      wk0 = load_vec<T, kRunBytes>(a.k_norm + run0);
+      wk1 = load_vec<T, kRunBytes>(a.k_norm + run1);
+    }
+  }
+  grid_dependency_begin();
   const int slot = a.slots[token];
   const T* src = a.qkv + (static_cast<long long>(token) * row + first) * kHeadDim;
 
   // NEOX: elements [0, kHalf) of this lane sit in the first half of the head,
   // [kHalf, kPer) at the same offsets in the second; NORM: one contiguous run.
-  // Either way two runs of kHalf elements, loaded as vectors.
-  constexpr int kRunBytes = kHalf * static_cast<int>(sizeof(T));
-  using Run = Vec<T, kRunBytes>;
-  const int run0 = kStyle == 1 ? lane * kHalf : lane * kPer;
-  const int run1 = kStyle == 1 ? kHeadDim / 2 + lane * kHalf : lane * kPer + kHalf;
+  // Either way two runs of kHalf elements (run0, run1), loaded as vectors.
   Run in0[kMaxHeadsPerGroup], in1[kMaxHeadsPerGroup];
 #pragma unroll
   for (int h = 0; h < kMaxHeadsPerGroup; ++h) {
@@ -106,13 +130,12 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
     }
   }
 
-  // Pair p of this lane is frequency lane * kHalf + p in both styles: NEOX
-  // pairs (p, p + kHalf), NORM pairs (2p, 2p + 1) of the lane's run.
+  // NEOX pairs (p, p + kHalf), NORM pairs (2p, 2p + 1) of the lane's run.
   float sn[kHalf], cs[kHalf];
-  if (first < n_q + n_kv) {  // some head of the group is q or k
+  if (has_rope) {
     const int pos = a.positions[token];
 #pragma unroll
-    for (int p = 0; p < kHalf; ++p) rope_sincos(static_cast<float>(pos), a.inv_freq[lane * kHalf + p], &sn[p], &cs[p]);
+    for (int p = 0; p < kHalf; ++p) rope_sincos(static_cast<float>(pos), freq[p], &sn[p], &cs[p]);
   }
 
 #pragma unroll
@@ -135,8 +158,8 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
 #pragma unroll
         for (int j = 0; j < kPer; ++j) ss += x[j] * x[j];
         const float r = fast_rsqrt(group_sum32(ss) * (1.0f / kHeadDim) + a.norm_eps);
-        const T* w = is_q ? a.q_norm : a.k_norm;
-        const Run w0 = load_vec<T, kRunBytes>(w + run0), w1 = load_vec<T, kRunBytes>(w + run1);
+        const Run& w0 = is_q ? wq0 : wk0;
+        const Run& w1 = is_q ? wq1 : wk1;
 #pragma unroll
         for (int j = 0; j < kHalf; ++j) {
           x[j] = x[j] * r * to_float(w0.v[j]);
