@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -262,22 +263,85 @@ class SchemaCompiler {
   }
 
   Status build_alternatives(int i) {
-    JsonSchema::Node& n = out_.nodes_[i];
+    // Alternatives that open with '{' go to one discriminated union when
+    // there are several of them.
+    std::vector<int> objects;
+    std::vector<std::array<bool, 256>> opens;
     for (int alt : alternatives_[i]) {
       std::array<bool, 256> bytes{};
       std::set<int> seen;
       first_bytes(alt, bytes, seen);
+      opens.push_back(bytes);
+      if (bytes['{']) objects.push_back(alt);
+    }
+    int union_node = -1;
+    if (objects.size() > 1) {
+      Result<int> u = discriminated_union(objects);
+      if (!u.ok())
+        return FT_ERROR(ErrorCode::kUnsupported,
+                        "anyOf/oneOf alternatives must open with different characters (a string or null, an object "
+                        "or null, ...), or be objects that begin with the same required property holding different "
+                        "constants; {}",
+                        u.status().message());
+      union_node = *u;
+    }
+    JsonSchema::Node& n = out_.nodes_[i];  // after discriminated_union(), which adds nodes
+    for (size_t a = 0; a < alternatives_[i].size(); ++a) {
+      const int alt = alternatives_[i][a];
       for (int c = 0; c < 256; ++c) {
-        if (!bytes[c]) continue;
-        if (n.alternative[c] != 0 && n.alternative[c] != alt + 1)
+        if (!opens[a][c]) continue;
+        const int target = c == '{' && union_node >= 0 ? union_node : alt;
+        if (n.alternative[c] != 0 && n.alternative[c] != target + 1)
           return FT_ERROR(ErrorCode::kUnsupported,
                           "anyOf/oneOf alternatives must open with different characters (a string or null, an "
                           "object or null, ...); two of them can open with '{}'",
                           static_cast<char>(c));
-        n.alternative[c] = alt + 1;
+        n.alternative[c] = target + 1;
       }
     }
     return Status();
+  }
+
+  // One object node for object alternatives that begin with the same
+  // required property, each holding constants no other holds: it reads that
+  // property and goes on as the alternative its value names.
+  Result<int> discriminated_union(const std::vector<int>& objects) {
+    std::string key;
+    std::vector<std::pair<std::string, int>> tags;  // (literal, alternative)
+    for (int alt : objects) {
+      const JsonSchema::Node& n = out_.nodes_[alt];
+      if (n.kind != Kind::kObject)
+        return FT_ERROR(ErrorCode::kUnsupported, "two of them can open with '{{' and one is not an object with properties");
+      const JsonSchema::Property& first = n.properties[0];
+      if (!first.required || out_.nodes_[first.node].kind != Kind::kLiterals)
+        return FT_ERROR(ErrorCode::kUnsupported, "the objects' first property {} is not a required const or enum",
+                        first.key);
+      if (key.empty()) key = first.key;
+      if (first.key != key)
+        return FT_ERROR(ErrorCode::kUnsupported, "the objects begin with different properties ({} and {})", key,
+                        first.key);
+      for (const std::string& l : out_.nodes_[first.node].literals) tags.emplace_back(l, alt);
+    }
+    std::sort(tags.begin(), tags.end());
+    for (size_t t = 1; t < tags.size(); ++t)
+      if (tags[t].first == tags[t - 1].first)
+        return FT_ERROR(ErrorCode::kUnsupported, "two objects hold the same {} ({})", key, tags[t].first);
+    if (out_.nodes_.size() + 2 > std::numeric_limits<uint16_t>::max())
+      return FT_ERROR(ErrorCode::kUnsupported, "the schema has too many nodes");
+    std::vector<std::string> texts;
+    JsonSchema::Node u;
+    u.kind = Kind::kObject;
+    for (const auto& [text, alt] : tags) {
+      texts.push_back(text);
+      u.branch.push_back(static_cast<uint16_t>(alt));
+    }
+    const int tag_node = add();
+    out_.nodes_[tag_node] = literals(std::move(texts));
+    u.properties.push_back({key, tag_node, true});
+    u.keys_from = {{{key, 0}}, {}};
+    const int id = add();
+    out_.nodes_[id] = std::move(u);
+    return id;
   }
 
   ojson root_;
@@ -366,6 +430,14 @@ bool SchemaState::feed(uint8_t c) {
       }
       case Kind::kLiterals: {
         const auto& lits = n.literals;
+        // The value of a discriminated union's first property: once literal
+        // i is whole, the object goes on as the alternative it names.
+        auto settle = [&](uint16_t i) {
+          if (depth < 2) return;
+          Frame& parent = frames[depth - 2];
+          const JsonSchema::Node& p = schema->node(parent.node);
+          if (!p.branch.empty() && p.properties[0].node == f.node) parent.node = p.branch[i];
+        };
         if (f.phase == kStart) {
           f.phase = 1;
           f.lo = 0;
@@ -376,10 +448,14 @@ bool SchemaState::feed(uint8_t c) {
           // A candidate matched whole sorts first of those sharing its bytes:
           // e.g. 1 of [1, 12], ended before this byte.
           if (lits[f.lo].size() != f.pos) return false;
+          settle(f.lo);
           pop();
           continue;
         }
-        if (f.hi - f.lo == 1 && lits[f.lo].size() == f.pos) pop();  // whole, and nothing longer can follow
+        if (f.hi - f.lo == 1 && lits[f.lo].size() == f.pos) {  // whole, and nothing longer can follow
+          settle(f.lo);
+          pop();
+        }
         return true;
       }
       case Kind::kObject: {

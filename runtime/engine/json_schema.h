@@ -8,7 +8,10 @@
 //     ones may be left out), array (items), string, integer, number,
 //     boolean, null, or a list of types;
 //   enum and const (any JSON values); anyOf / oneOf whose alternatives open
-//     with different characters (a string or null, an object or null, ...);
+//     with different characters (a string or null, an object or null, ...),
+//     or are objects that begin with the same required property holding
+//     different constants (a discriminated union: {"type": "cat", ...} or
+//     {"type": "dog", ...}; a forced tool call's name and its arguments);
 //   $ref to "#", "#/$defs/NAME" or "#/definitions/NAME" (recursion included);
 //   {} or true: any JSON value.
 // Annotations (title, description, default, examples, format, $schema,
@@ -45,6 +48,10 @@ class JsonSchema {
     // kObject: for each next property index i, the keys that may come there
     // (i up to the first required one), sorted, as (key text, property index).
     std::vector<std::vector<std::pair<std::string, int>>> keys_from;
+    // kObject, a discriminated union: properties[0] holds literals, and
+    // once literal i of them is read the object goes on as node branch[i]
+    // (from its property 1).
+    std::vector<uint16_t> branch;
     int items = -1;                       // kArray
     std::vector<std::string> literals;    // kLiterals: JSON texts, sorted
     int alternative[256] = {};            // kAnyOf: per first byte, node + 1 (0: none)

@@ -105,6 +105,58 @@ TEST(JsonSchema, LiteralsRecursionAndTypeLists) {
   EXPECT_EQ(run(*any, R"({"extra": 1, "obj": [1]})"), -1);
 }
 
+// Objects that begin with the same required property holding different
+// constants: the constant picks the alternative the rest must follow.
+constexpr const char* kPets = R"({"anyOf": [
+    {"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}}, "required": ["kind", "lives"]},
+    {"type": "object", "properties": {"kind": {"enum": ["dog", "wolf"]}, "bark": {"type": "boolean"}}, "required": ["kind"]},
+    {"type": "null"}]})";
+
+TEST(JsonSchema, DiscriminatedUnions) {
+  auto pets = compile_ok(kPets);
+  ASSERT_TRUE(pets);
+  for (const char* ok : {R"({"kind": "cat", "lives": 9})", R"({"kind":"dog","bark":true})", R"({"kind": "wolf"})",
+                         R"({ "kind" : "wolf" , "bark" : false })", "null"})
+    expect_accepts(*pets, ok);
+  for (const char* bad : {R"({"kind": "cat", "bark": true})", R"({"kind": "dog", "lives": 9})", R"({"kind": "cat"})",
+                          R"({"lives": 9, "kind": "cat"})", R"({"kind": "cow"})", R"({"kind": "cats", "lives": 1})"})
+    EXPECT_EQ(run(*pets, bad), -1) << bad;
+
+  // Nested in an array, and numbers as the constants (1 is a prefix of 12).
+  auto shapes = compile_ok(R"({"type": "array", "items": {"oneOf": [
+      {"type": "object", "properties": {"v": {"const": 1}, "r": {"type": "number"}}, "required": ["v", "r"]},
+      {"type": "object", "properties": {"v": {"const": 12}, "s": {"type": "string"}}, "required": ["v", "s"]}]}})");
+  ASSERT_TRUE(shapes);
+  expect_accepts(*shapes, R"([{"v": 1, "r": 2.5}, {"v": 12, "s": "x"}, {"v":1,"r":0}])");
+  EXPECT_EQ(run(*shapes, R"([{"v": 1, "s": "x"}])"), -1);
+  EXPECT_EQ(run(*shapes, R"([{"v": 12, "r": 1}])"), -1);
+
+  SchemaState state(pets.get());
+  const std::string prefix = R"({"kind": "dog", )";
+  for (char c : prefix) ASSERT_TRUE(state.feed(static_cast<uint8_t>(c)));
+  expect_trie_mask_exact(state, prefix.c_str());
+
+  struct Case {
+    const char* schema;
+    const char* fragment;
+  } refused[] = {
+      {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": "a"}}, "required": ["k"]},
+                     {"type": "object", "properties": {"k": {"enum": ["b", "a"]}}, "required": ["k"]}]})",
+       "hold the same"},
+      {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": "a"}}, "required": ["k"]},
+                     {"type": "object", "properties": {"j": {"const": "b"}}, "required": ["j"]}]})",
+       "begin with different properties"},
+      {R"({"anyOf": [{"type": "object", "properties": {"k": {"const": "a"}}},
+                     {"type": "object", "properties": {"k": {"const": "b"}}, "required": ["k"]}]})",
+       "not a required const"},
+  };
+  for (const Case& c : refused) {
+    Result<std::shared_ptr<const JsonSchema>> s = JsonSchema::compile(c.schema);
+    ASSERT_FALSE(s.ok()) << c.schema;
+    EXPECT_NE(s.status().message().find(c.fragment), std::string::npos) << c.schema << " -> " << s.status().message();
+  }
+}
+
 TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
   struct Case {
     const char* schema;
