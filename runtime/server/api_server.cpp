@@ -121,21 +121,27 @@ ApiResult<std::vector<int32_t>> prompt_tokens(const GenerationRequest& request, 
 ApiResult<std::string> force_call(GenerationRequest& request, ToolCallFormat format) {
   const bool forcing = request.tool_choice_required || !request.tool_choice_name.empty();
   if (request.kind != ApiKind::kChat || !forcing) return std::string();
-  const json* function = find_tool_function(request.tools, request.tool_choice_name);
-  const std::string parameters = function && function->contains("parameters") ? (*function)["parameters"].dump() : "";
-  std::optional<ForcedCall> forced = forced_call(format, request.tool_choice_name, parameters);
+  // The functions the call may name: the one named, or every tool.
+  std::vector<CallableFunction> choices;
+  for (const json* function : tool_functions(request.tools)) {
+    CallableFunction c{(*function)["name"].get<std::string>(), ""};
+    if (!request.tool_choice_name.empty() && c.name != request.tool_choice_name) continue;
+    if (function->contains("parameters")) c.parameters = (*function)["parameters"].dump();
+    choices.push_back(std::move(c));
+  }
+  std::optional<ForcedCall> forced = forced_call(format, request.tool_choice_name, choices);
   if (!forced)
     return bad_request("this model's chat template writes tool calls in no format this server knows, so tool_choice "
                        "cannot force one",
                        "tool_choice");
-  if (!forced->schema.empty()) {  // a named function: its parameters, where this server can hold the call to them
+  if (!forced->schema.empty()) {  // the functions' parameters, where this server can hold the call to them
     Result<std::shared_ptr<const JsonSchema>> schema = JsonSchema::compile(forced->schema);
     if (schema.ok()) {
       request.sampling.json_schema = std::move(*schema);
       return forced->tag;
     }
-    log::debug("tool_choice {}: its parameters are outside the schema subset ({}); held to JSON only",
-               request.tool_choice_name, schema.status().message());
+    log::debug("tool_choice {}: the parameters are outside the schema subset ({}); held to JSON only",
+               request.tool_choice_name.empty() ? "required" : request.tool_choice_name, schema.status().message());
   }
   request.sampling.json_object = true;
   request.sampling.json_prefix = forced->json;

@@ -275,14 +275,21 @@ std::optional<ApiError> parse_common(const Fields& f, GenerationRequest& r) {
 
 }  // namespace
 
-const json* find_tool_function(const json& tools, std::string_view name) {
-  if (!tools.is_array()) return nullptr;
+std::vector<const json*> tool_functions(const json& tools) {
+  std::vector<const json*> out;
+  if (!tools.is_array()) return out;
   for (const json& tool : tools) {
     auto function = tool.is_object() ? tool.find("function") : tool.end();
     if (function == tool.end() || !function->is_object()) continue;
     auto n = function->find("name");
-    if (n != function->end() && n->is_string() && n->get_ref<const std::string&>() == name) return &*function;
+    if (n != function->end() && n->is_string()) out.push_back(&*function);
   }
+  return out;
+}
+
+const json* find_tool_function(const json& tools, std::string_view name) {
+  for (const json* function : tool_functions(tools))
+    if ((*function)["name"].get_ref<const std::string&>() == name) return function;
   return nullptr;
 }
 

@@ -91,6 +91,8 @@ inline constexpr int kCompletionDefaultMaxTokens = 16;
 inline constexpr int kMaxTopLogprobs = 20;
 inline constexpr size_t kMaxStopStrings = 16;
 
+// The "function" objects (with a string "name") of a request's `tools`, in order.
+std::vector<const json*> tool_functions(const json& tools);
 // The "function" object of the tool named `name` in a request's `tools`, or null.
 const json* find_tool_function(const json& tools, std::string_view name);
 

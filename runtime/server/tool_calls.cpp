@@ -92,7 +92,7 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat) {
 bool wants_short_call_ids(ToolCallFormat format) { return format == ToolCallFormat::kMistral; }
 
 std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function,
-                                      std::string_view parameters) {
+                                      std::span<const CallableFunction> choices) {
   // JSON mode holds an object; Mistral's calls are a list.
   if (format == ToolCallFormat::kNone || format == ToolCallFormat::kMistral) return std::nullopt;
   const char* arguments = format == ToolCallFormat::kLlama3Json ? "parameters" : "arguments";
@@ -100,20 +100,35 @@ std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& 
   f.json = function.empty() ? std::string(R"({"name": ")")
                             : R"({"name": )" + nlohmann::json(function).dump() + R"(, ")" + arguments + R"(": {)";
   f.tag = format == ToolCallFormat::kHermes ? std::string(kOpen) + "\n" : "";
-  if (!function.empty()) {
-    using ojson = nlohmann::ordered_json;
-    ojson params = parameters.empty() ? ojson::object() : ojson::parse(parameters, nullptr, false);
-    if (params.is_discarded() || !params.is_object()) params = ojson::object();
+  using ojson = nlohmann::ordered_json;
+  // One function's call: its name, its parameters as the arguments.
+  auto call_of = [&](const CallableFunction& c) {
+    ojson params = c.parameters.empty() ? ojson() : ojson::parse(c.parameters, nullptr, false);
+    if (params.is_discarded() || !params.is_object() || params.empty()) params = {{"type", "object"}};  // any object
     ojson call = {{"type", "object"},
-                  {"properties", {{"name", {{"const", function}}}, {arguments, ojson::object()}}},
+                  {"properties", {{"name", {{"const", c.name}}}, {arguments, ojson::object()}}},
                   {"required", {"name", arguments}}};
+    call["properties"][arguments] = std::move(params);
+    return call;
+  };
+  if (choices.size() == 1) {
+    ojson call = call_of(choices[0]);
+    ojson& params = call["properties"][arguments];
     for (const char* defs : {"$defs", "definitions"})  // their $refs point at the root, now the call's
       if (auto it = params.find(defs); it != params.end()) {
         call[defs] = *it;
         params.erase(defs);
       }
-    call["properties"][arguments] = std::move(params);
     f.schema = call.dump();
+  } else if (choices.size() > 1) {
+    ojson any = ojson::array();
+    for (const CallableFunction& c : choices) {
+      if (c.parameters.find("\"$ref\"") != std::string::npos || c.parameters.find("\"$defs\"") != std::string::npos ||
+          c.parameters.find("\"definitions\"") != std::string::npos)
+        return f;  // held to JSON only
+      any.push_back(call_of(c));
+    }
+    f.schema = ojson{{"anyOf", std::move(any)}}.dump();
   }
   return f;
 }

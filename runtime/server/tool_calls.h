@@ -18,6 +18,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,13 @@ bool wants_short_call_ids(ToolCallFormat format);
 // sources; kNone when no template or none is recognized.
 ToolCallFormat tool_call_format_of(const ChatTemplate* chat);
 
+// A function a forced call may name: its name and its parameters schema as
+// JSON text (empty: any object).
+struct CallableFunction {
+  std::string name;
+  std::string parameters;
+};
+
 // The opening of an answer that must be a call (tool_choice "required", or
 // a named function), written at the end of the prompt so the model goes on
 // from it: `tag` (the format's opening tag, if it has one), then `json`, the
@@ -47,18 +55,21 @@ ToolCallFormat tool_call_format_of(const ChatTemplate* chat);
 // named function's call is opened up to its arguments object; "required"
 // leaves the name to the model. Null for kNone and Mistral (a list).
 //
-// For a named function, `schema` is also the JSON Schema of the whole call
-// ({"name": that name, "arguments": the function's parameters}): where it
-// compiles, only `tag` is written and the call is held to the schema instead
-// (the arguments then follow the parameters).
+// `schema` is the JSON Schema of the whole call: {"name": that name,
+// "arguments": the function's parameters} for a named function (`choices`
+// holds it), and for "required" (`function` empty, `choices` every tool)
+// those objects' union, told apart by the name (empty when a tool's
+// parameters have definitions or references of their own: one root cannot
+// hold several functions' $defs). Where the schema compiles, only `tag` is
+// written and the call is held to the schema instead (the arguments then
+// follow the parameters).
 struct ForcedCall {
   std::string tag;
   std::string json;
-  std::string schema;  // empty for "required"
+  std::string schema;
 };
-// `parameters`: the function's parameters schema as JSON text, or empty.
 std::optional<ForcedCall> forced_call(ToolCallFormat format, const std::string& function,
-                                      std::string_view parameters = {});
+                                      std::span<const CallableFunction> choices = {});
 
 struct ToolCall {
   std::string name;

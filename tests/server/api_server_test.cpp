@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/base/files.h"
+#include "runtime/engine/json_schema.h"
 
 namespace ft::server {
 namespace {
@@ -364,14 +365,38 @@ TEST_F(ApiServerTest, ForcedToolCalls) {
     }
   }
 
-  // "required": the name is the model's to write.
+  // "required": the name is the model's to write. With get_time's "minimum"
+  // outside the subset, the call is opened up to the name and held to JSON.
   engine->script = {event("get_weather\", \"arguments\": {}}", {1}), event("", {}, FinishReason::kStop)};
   body["stream"] = false;
   body["tool_choice"] = "required";
   MemoryWriter required = run(server, post("/v1/chat/completions", body.dump()));
   ASSERT_EQ(required.status, 200) << required.body;
   EXPECT_EQ(engine->last_sampling.json_prefix, "{\"name\": \"");
+  EXPECT_EQ(engine->last_sampling.json_schema, nullptr);
   EXPECT_EQ(required.body_json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+  // Every tool's parameters in the subset: the call is held to the union of
+  // their calls; the name picks which arguments follow.
+  body["tools"][1]["function"]["parameters"]["properties"]["zone"].erase("minimum");
+  engine->script = {event("{\"name\": \"get_time\", \"arguments\": {\"zone\": 2}}", {1}),
+                    event("", {}, FinishReason::kStop)};
+  MemoryWriter held = run(server, post("/v1/chat/completions", body.dump()));
+  ASSERT_EQ(held.status, 200) << held.body;
+  ASSERT_NE(engine->last_sampling.json_schema, nullptr);
+  EXPECT_FALSE(engine->last_sampling.json_object);
+  Result<std::string> prompt = engine->tokenizer().decode(engine->last_prompt);
+  ASSERT_TRUE(prompt.ok());
+  EXPECT_TRUE(prompt->ends_with("<|im_start|>assistant\n<tool_call>\n")) << *prompt;
+  SchemaState calls(engine->last_sampling.json_schema.get());
+  for (char c : std::string(R"({"name": "get_time", "arguments": {"zone": 2}})")) ASSERT_TRUE(calls.feed(c));
+  EXPECT_TRUE(calls.complete());
+  SchemaState mixed(engine->last_sampling.json_schema.get());
+  bool fed = true;
+  for (char c : std::string(R"({"name": "get_time", "arguments": {"city": "Paris"}})")) fed = fed && mixed.feed(c);
+  EXPECT_FALSE(fed);  // get_weather's arguments under get_time's name
+  const json held_call = held.body_json()["choices"][0]["message"]["tool_calls"][0]["function"];
+  EXPECT_EQ(held_call["name"], "get_time");
+  EXPECT_EQ(json::parse(held_call["arguments"].get<std::string>()), json::parse(R"({"zone": 2})"));
 
   body.erase("tools");
   MemoryWriter no_tools = run(server, post("/v1/chat/completions", body.dump()));

@@ -188,6 +188,17 @@ test("tools: rendered into the prompt; a named function forces its call", async 
     assert.equal(c.message.tool_calls[0].function.name, "get_weather");
     assert.equal(typeof JSON.parse(c.message.tool_calls[0].function.arguments).city, "string");
   }
+  // "required" with two tools: the call is held to the union of their calls, the name picking the arguments.
+  const twoTools = [...tools, { type: "function", function: { name: "get_time", parameters: { type: "object",
+    properties: { zone: { type: "string" } }, required: ["zone"] } } }];
+  const required = await client().chat.completions.create({ ...chatRequest(1, "Weather in Paris?"), tools: twoTools,
+    temperature: 0, max_tokens: 56, logit_bias: { [quote]: 100 }, tool_choice: "required" });
+  const rc = required.choices[0];
+  assert.equal(rc.finish_reason, "tool_calls", JSON.stringify(rc));
+  const call = rc.message.tool_calls[0].function;
+  const key = { get_weather: "city", get_time: "zone" }[call.name];
+  assert.ok(key, call.name);
+  assert.deepEqual(Object.keys(JSON.parse(call.arguments)), [key]);
   await expectApiError(client().chat.completions.create({ ...chatRequest(1, "Hi"), tools,
     tool_choice: { type: "function", function: { name: "nope" } } }), 400, (e) => assert.equal(e.param, "tool_choice"));
 });

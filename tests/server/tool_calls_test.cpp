@@ -145,8 +145,8 @@ TEST(ToolCalls, ForcedCallOpenings) {
   EXPECT_EQ(parsed.content, "");
 
   // A named function's call schema: its name, its parameters as the arguments, their $defs at the root.
-  std::optional<ForcedCall> typed = forced_call(
-      kHermes, "f", R"({"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "string"}}})");
+  const CallableFunction f{"f", R"({"type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "$defs": {"P": {"type": "string"}}})"};
+  std::optional<ForcedCall> typed = forced_call(kHermes, "f", std::span(&f, 1));
   ASSERT_TRUE(typed);
   EXPECT_EQ(typed->tag, "<tool_call>\n");
   const nlohmann::json call = nlohmann::json::parse(typed->schema);
@@ -155,7 +155,23 @@ TEST(ToolCalls, ForcedCallOpenings) {
   EXPECT_FALSE(call["properties"]["arguments"].contains("$defs"));
   EXPECT_EQ(call["$defs"]["P"]["type"], "string");
   EXPECT_EQ(call["required"], nlohmann::json({"name", "arguments"}));
-  EXPECT_TRUE(forced_call(kHermes, "")->schema.empty());  // "required": no schema
+  EXPECT_TRUE(forced_call(kHermes, "")->schema.empty());  // no functions: no schema
+
+  // "required": the union of every tool's call, told apart by the name; none
+  // where a tool's parameters bring definitions of their own.
+  const std::vector<CallableFunction> tools = {
+      {"a", R"({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]})"}, {"b", ""}};
+  std::optional<ForcedCall> any = forced_call(kHermes, "", tools);
+  ASSERT_TRUE(any);
+  EXPECT_EQ(any->json, R"({"name": ")");
+  const nlohmann::json u = nlohmann::json::parse(any->schema);
+  ASSERT_EQ(u["anyOf"].size(), 2u);
+  EXPECT_EQ(u["anyOf"][0]["properties"]["name"]["const"], "a");
+  EXPECT_EQ(u["anyOf"][0]["properties"]["arguments"]["required"], nlohmann::json({"x"}));
+  EXPECT_EQ(u["anyOf"][1]["properties"]["name"]["const"], "b");
+  EXPECT_EQ(u["anyOf"][1]["properties"]["arguments"], nlohmann::json({{"type", "object"}}));  // no parameters: any object
+  const std::vector<CallableFunction> with_defs = {tools[0], f};
+  EXPECT_TRUE(forced_call(kHermes, "", with_defs)->schema.empty());
 
   std::optional<ForcedCall> llama = forced_call(ToolCallFormat::kLlama3Json, "");
   ASSERT_TRUE(llama);
