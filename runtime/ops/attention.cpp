@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "jit/catalog.h"
@@ -98,9 +99,18 @@ Status check_cpu_tables(const char* op, const AttentionShape& s, const KvLayout&
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Decode split-K (kernel_src/attention.hip's decode_span): a partition holds
-// at least kDecodeMinSpan context tokens (below that a block is mostly fixed
-// cost), and filling the GPU never launches more than kDecodeFillBlocks blocks.
-constexpr int kDecodeMinSpan = 64;
+// at least decode_min_span() context tokens (below that a block is mostly
+// fixed cost), and filling the GPU never launches more than kDecodeFillBlocks
+// blocks. 64 tokens; FT_DECODE_MIN_SPAN (16 to 4096) sets another, for tuning:
+// a longer span leaves short contexts to one block, which skips the merge.
+int decode_min_span() {
+  static const int span = [] {
+    const char* env = std::getenv("FT_DECODE_MIN_SPAN");
+    const int v = env ? std::atoi(env) : 0;
+    return v >= 16 && v <= 4096 ? v : 64;
+  }();
+  return span;
+}
 constexpr int kDecodeFillBlocks = 1024;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -113,7 +123,7 @@ size_t decode_partial_bytes(size_t seq_parts, int n_heads, int head_dim) {
 
 // The most partitions per context that filling the GPU may ask for.
 int decode_fill_parts(const AttentionShape& s, const KvLayout& kv) {
-  return std::min(ceil_div(std::max(s.max_context, 1), kDecodeMinSpan),
+  return std::min(ceil_div(std::max(s.max_context, 1), decode_min_span()),
                   ceil_div(kDecodeFillBlocks, std::max(s.n_seqs, 1) * kv.n_kv_heads));
 }
 
@@ -168,7 +178,7 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
          s.scale * kLog2e, s.n_heads,
          kv.n_kv_heads,  s.max_blocks_per_seq,
          parts,          parts == 1 ? 1 : 0,
-         s.n_seqs,       kDecodeMinSpan,
+         s.n_seqs,       decode_min_span(),
          out_q8.ptr,     counters};
   static_assert(sizeof args == 112, "the layout of DecodeArgs<T>");
   LaunchDims dims;
