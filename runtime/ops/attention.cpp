@@ -101,8 +101,9 @@ constexpr float kLog2e = 1.4426950408889634f;
 // Decode split-K (kernel_src/attention.hip's decode_span): a partition holds
 // at least decode_min_span() context tokens (below that a block is mostly
 // fixed cost), and filling the GPU never launches more than kDecodeFillBlocks
-// blocks. 64 tokens; FT_DECODE_MIN_SPAN (16 to 4096) sets another, for tuning:
-// a longer span leaves short contexts to one block, which skips the merge.
+// blocks. 64 tokens; FT_DECODE_MIN_SPAN (16 to 4096, at most the target's
+// partition at launch) sets another, for tuning: a longer span leaves short
+// contexts to one block, which skips the merge.
 int decode_min_span() {
   static const int span = [] {
     const char* env = std::getenv("FT_DECODE_MIN_SPAN");
@@ -178,7 +179,7 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
          s.scale * kLog2e, s.n_heads,
          kv.n_kv_heads,  s.max_blocks_per_seq,
          parts,          parts == 1 ? 1 : 0,
-         s.n_seqs,       decode_min_span(),
+         s.n_seqs,       std::min(decode_min_span(), t.tiles.attn.decode_partition),  // a span fits the LDS
          out_q8.ptr,     counters};
   static_assert(sizeof args == 112, "the layout of DecodeArgs<T>");
   LaunchDims dims;
