@@ -67,7 +67,13 @@ int main(int argc, char** argv) {
   auto schema = ft::JsonSchema::compile(R"({"type": "object", "properties": {"name": {"type": "string"},
       "age": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}},
       "color": {"enum": ["red", "green"]}}, "required": ["name", "age", "tags", "color"]})");
-  if (!schema.ok()) return 1;
+  // tool_choice "required" over two tools: the union of their calls, told apart by the name.
+  auto calls = ft::JsonSchema::compile(R"({"anyOf": [
+      {"type": "object", "properties": {"name": {"const": "get_weather"}, "arguments": {"type": "object",
+       "properties": {"city": {"type": "string"}}, "required": ["city"]}}, "required": ["name", "arguments"]},
+      {"type": "object", "properties": {"name": {"const": "get_time"}, "arguments": {"type": "object",
+       "properties": {"zone": {"type": "integer"}}, "required": ["zone"]}}, "required": ["name", "arguments"]}]})");
+  if (!schema.ok() || !calls.ok()) return 1;
 
   std::printf("%-34s %9s %10s %12s %9s %s\n", "state (text so far)", "allowed", "ft ms", "per-token ms", "speedup",
               "masks");
@@ -82,6 +88,11 @@ int main(int argc, char** argv) {
   row(*tok, trie, "schema: {\"name\": \"Jo  (a string)", s0, "{\"name\": \"Jo", reps);
   row(*tok, trie, "schema: ..\"age\": 4  (an integer)", s0, "{\"name\": \"Jo\", \"age\": 4", reps);
   row(*tok, trie, "schema: ..\"color\": \"  (an enum)", s0, "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"", reps);
+  const ft::SchemaState c0(calls->get());
+  row(*tok, trie, "calls: {\"name\": \"get_  (a name)", c0, "{\"name\": \"get_", reps);
+  row(*tok, trie, "calls: ..\"get_time\", \"arg  (a key)", c0, "{\"name\": \"get_time\", \"arg", reps);
+  row(*tok, trie, "calls: ..{\"zone\": 1  (an argument)", c0,
+      "{\"name\": \"get_time\", \"arguments\": {\"zone\": 1", reps);
   std::printf("\nft ms: the mask of one state (the engine also caches the last 16 states' masks);\n"
               "per-token ms: every token's bytes through the recognizer on their own.\n");
   return 0;
