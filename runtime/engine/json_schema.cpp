@@ -21,10 +21,11 @@ const std::set<std::string, std::less<>> kAnnotations = {
     "title", "description", "default", "examples", "format", "$schema", "$id", "$comment", "strict", "readOnly",
     "writeOnly", "deprecated"};
 const std::set<std::string, std::less<>> kUnderstood = {
-    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf", "$ref",
-    "$defs", "definitions"};
+    "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const",
+    "anyOf", "oneOf", "$ref", "$defs", "definitions"};
 
 constexpr int kMaxWhitespace = JsonState::kMaxWhitespace;
+constexpr int kMaxItems = 65535;  // an array frame counts its items in 16 bits
 
 // Matching a frame against sorted texts (literals, or an object's keys): the
 // candidates [lo, hi) share their first `pos` bytes; those whose next byte is
@@ -182,6 +183,19 @@ class SchemaCompiler {
     else if (t == "null") n = literals({"null"});
     else if (t == "array") {
       n.kind = Kind::kArray;
+      for (const char* key : {"minItems", "maxItems"}) {
+        if (!s.contains(key)) continue;
+        const ojson& v = s[key];
+        if (!v.is_number_integer() || v.get<int64_t>() < 0)
+          return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a non-negative integer", where, key);
+        const int count = static_cast<int>(std::min<int64_t>(v.get<int64_t>(), kMaxItems));
+        (std::string_view(key) == "minItems" ? n.min_items : n.max_items) = count;
+      }
+      if (n.max_items >= 0 && n.min_items > n.max_items)
+        return FT_ERROR(ErrorCode::kUnsupported, "{}: minItems {} above maxItems {} matches nothing", where, n.min_items,
+                        n.max_items);
+      if (n.min_items >= kMaxItems)
+        return FT_ERROR(ErrorCode::kUnsupported, "{}: minItems of {} or more is not supported", where, kMaxItems);
       if (s.contains("items")) {
         FT_ASSIGN_OR_RETURN(n.items, compile(s["items"], where + ".items"));
       } else {
@@ -529,20 +543,22 @@ bool SchemaState::feed(uint8_t c) {
           case kArrOpen:
           case kArrComma:
             if (int w = space(f)) return w > 0;
-            if (c == ']' && f.phase == kArrOpen) {
+            if (c == ']' && f.phase == kArrOpen && n.min_items == 0) {
               pop();
               return true;
             }
+            if (n.max_items >= 0 && f.index >= n.max_items) return false;  // no room for an item
+            if (f.index < kMaxItems) ++f.index;  // items begun
             f.phase = kArrAfter;
             if (!push(n.items)) return false;
             continue;
           case kArrAfter:
             if (int w = space(f)) return w > 0;
-            if (c == ',') {
+            if (c == ',' && (n.max_items < 0 || f.index < n.max_items)) {
               f.phase = kArrComma;
               return true;
             }
-            if (c == ']') {
+            if (c == ']' && f.index >= n.min_items) {
               pop();
               return true;
             }

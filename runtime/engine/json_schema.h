@@ -5,8 +5,8 @@
 // The subset, which covers what OpenAI's strict mode and pydantic emit:
 //   type: object (properties, required; no other keys: additionalProperties
 //     is taken as false; properties come in the schema's order, optional
-//     ones may be left out), array (items), string, integer, number,
-//     boolean, null, or a list of types;
+//     ones may be left out), array (items, minItems, maxItems), string,
+//     integer, number, boolean, null, or a list of types;
 //   enum and const (any JSON values); anyOf / oneOf whose alternatives open
 //     with different characters (a string or null, an object or null, ...),
 //     or are objects that begin with the same required property holding
@@ -52,7 +52,8 @@ class JsonSchema {
     // once literal i of them is read the object goes on as node branch[i]
     // (from its property 1).
     std::vector<uint16_t> branch;
-    int items = -1;                       // kArray
+    int items = -1;                       // kArray: the items' node
+    int min_items = 0, max_items = -1;    // kArray: minItems, maxItems (-1: no limit)
     std::vector<std::string> literals;    // kLiterals: JSON texts, sorted
     int alternative[256] = {};            // kAnyOf: per first byte, node + 1 (0: none)
   };
@@ -74,7 +75,7 @@ struct SchemaState {
     uint16_t node = 0;
     uint8_t phase = 0;
     uint8_t unused = 0;
-    uint16_t index = 0;  // kObject: the next property that may come
+    uint16_t index = 0;  // kObject: the next property that may come; kArray: items begun
     uint16_t lo = 0, hi = 0, pos = 0;  // literal matching: candidates [lo, hi), bytes matched
     bool operator==(const Frame&) const = default;
   };

@@ -157,6 +157,28 @@ TEST(JsonSchema, DiscriminatedUnions) {
   }
 }
 
+TEST(JsonSchema, ArrayLengths) {
+  auto some = compile_ok(R"({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3})");
+  ASSERT_TRUE(some);
+  for (const char* ok : {"[1]", "[1, 2]", "[ 1 ,2,3 ]"}) expect_accepts(*some, ok);
+  for (const char* bad : {"[]", "[1, 2, 3, 4]", "[1, 2, 3,", "[ ]"}) EXPECT_EQ(run(*some, bad), -1) << bad;
+  auto none = compile_ok(R"({"type": "array", "maxItems": 0})");
+  ASSERT_TRUE(none);
+  expect_accepts(*none, "[]");
+  EXPECT_EQ(run(*none, "[1]"), -1);
+  // The mask at a full array allows no comma, only the end (or whitespace).
+  SchemaState full(some.get());
+  for (char c : std::string("[1, 2, 3")) ASSERT_TRUE(full.feed(static_cast<uint8_t>(c)));
+  expect_trie_mask_exact(full, "[1, 2, 3");
+  SchemaState after(full);
+  EXPECT_FALSE(after.feed(','));
+  EXPECT_TRUE(full.feed(']'));
+  EXPECT_TRUE(full.complete());
+  for (const char* bad : {R"({"type": "array", "minItems": 2, "maxItems": 1})", R"({"type": "array", "minItems": -1})",
+                          R"({"type": "array", "maxItems": "3"})"})
+    EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
+}
+
 TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
   struct Case {
     const char* schema;
