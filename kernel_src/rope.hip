@@ -158,12 +158,12 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
 #pragma unroll
         for (int j = 0; j < kPer; ++j) ss += x[j] * x[j];
         const float r = fast_rsqrt(group_sum32(ss) * (1.0f / kHeadDim) + a.norm_eps);
-        const Run& w0 = is_q ? wq0 : wk0;
-        const Run& w1 = is_q ? wq1 : wk1;
+        // Chosen element by element: a reference to either array would put
+        // them in local memory (f16 on sm_90: a 16-byte stack frame).
 #pragma unroll
         for (int j = 0; j < kHalf; ++j) {
-          x[j] = x[j] * r * to_float(w0.v[j]);
-          x[kHalf + j] = x[kHalf + j] * r * to_float(w1.v[j]);
+          x[j] = x[j] * r * to_float(is_q ? wq0.v[j] : wk0.v[j]);
+          x[kHalf + j] = x[kHalf + j] * r * to_float(is_q ? wq1.v[j] : wk1.v[j]);
         }
       }
 #pragma unroll
