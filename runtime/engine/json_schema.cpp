@@ -288,15 +288,13 @@ class SchemaCompiler {
       opens.push_back(bytes);
       if (bytes['{']) objects.push_back(alt);
     }
+    constexpr const char* kRule =
+        "anyOf/oneOf alternatives must open with different characters (a string or null, an object or null, ...), or "
+        "be objects that begin with the same required property holding different constants";
     int union_node = -1;
     if (objects.size() > 1) {
       Result<int> u = discriminated_union(objects);
-      if (!u.ok())
-        return FT_ERROR(ErrorCode::kUnsupported,
-                        "anyOf/oneOf alternatives must open with different characters (a string or null, an object "
-                        "or null, ...), or be objects that begin with the same required property holding different "
-                        "constants; {}",
-                        u.status().message());
+      if (!u.ok()) return FT_ERROR(ErrorCode::kUnsupported, "{}; {}", kRule, u.status().user_message());
       union_node = *u;
     }
     JsonSchema::Node& n = out_.nodes_[i];  // after discriminated_union(), which adds nodes
@@ -306,10 +304,7 @@ class SchemaCompiler {
         if (!opens[a][c]) continue;
         const int target = c == '{' && union_node >= 0 ? union_node : alt;
         if (n.alternative[c] != 0 && n.alternative[c] != target + 1)
-          return FT_ERROR(ErrorCode::kUnsupported,
-                          "anyOf/oneOf alternatives must open with different characters (a string or null, an "
-                          "object or null, ...); two of them can open with '{}'",
-                          static_cast<char>(c));
+          return FT_ERROR(ErrorCode::kUnsupported, "{}; two of them can open with '{}'", kRule, static_cast<char>(c));
         n.alternative[c] = target + 1;
       }
     }

@@ -154,6 +154,8 @@ TEST(JsonSchema, DiscriminatedUnions) {
     Result<std::shared_ptr<const JsonSchema>> s = JsonSchema::compile(c.schema);
     ASSERT_FALSE(s.ok()) << c.schema;
     EXPECT_NE(s.status().message().find(c.fragment), std::string::npos) << c.schema << " -> " << s.status().message();
+    // What a client is shown names no source file (the inner error's " [file:line]" is not kept).
+    EXPECT_EQ(s.status().user_message().find(".cpp:"), std::string::npos) << s.status().user_message();
   }
 }
 
