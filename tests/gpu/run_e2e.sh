@@ -26,10 +26,13 @@
 #         on every .devbuild/ksrc_NAME variant and AB_ENVS setting), Q4_K_M
 #         decode at batch 1 against e2e_bench_base and the variants, AB_ROUNDS
 #         rounds (default 3), then op_check AB_OP_CHECK (default matmul
-#         attention) on the changed build and each kernel variant (minutes, so
-#         it comes last). AB_ENVS: space-separated environment settings, each
-#         a variant of this build, several variables joined by commas
-#         ("FT_L2_PREFETCH=bulk FT_L2_PREFETCH=bulk,FT_L2_PREFETCH_MB=12").
+#         attention; "none" skips it) on the changed build and each kernel
+#         variant (minutes, so it comes last). AB_ENVS: space-separated
+#         environment settings, each a variant of this build, several
+#         variables joined by commas ("FT_PDL=0 FT_DECODE_MIN_SPAN=128,FT_PDL=0").
+#         AB_MODEL=synth (ab and skip): the Q4_K_M model synthesized by
+#         ft-model at the same shapes, with no HF run (faster on a fresh
+#         machine; compare figures only within one run).
 #   skip: what each per-layer op costs a Q4_K_M batch-1 decode step at most:
 #         e2e_bench --skip-ops OP for each op, beside the full step.
 #   trace: where bf16 loses precision (use few LAYERS, e.g. 2): the first
@@ -78,6 +81,25 @@ model_then_convert() {
     true &
   else
     nice -n 19 "$bin/ft-model" convert "$model" --type q4_k_m -o "$work/q4_k_m.gguf.part" --quiet > "$work/convert.log" 2>&1 \
+      && mv "$work/q4_k_m.gguf.part" "$work/q4_k_m.gguf" &
+  fi
+  convert=$!
+}
+
+# The Q4_K_M model of the timing-only phases (ab, skip): converted from the
+# HF checkpoint as above, or with AB_MODEL=synth synthesized by ft-model
+# straight into Q4_K_M at the same shapes (no HF run and no bf16 checkpoint,
+# minutes less on a fresh machine; other random weights, so compare figures
+# only within one run). Sets $convert to wait for.
+timing_model() {
+  if [ "${AB_MODEL:-}" != synth ]; then model_then_convert; return; fi
+  if [ -f "$work/q4_k_m.gguf" ]; then
+    true &
+  else
+    step "ft-model synth: the Qwen3-8B shapes ($layers layers) straight into Q4_K_M, random weights"
+    "$bin/ft-model" synth --arch qwen3 --layers "$layers" --hidden 4096 --intermediate 12288 --heads 32 \
+      --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
+      --tokenizer-config "$tok/tokenizer_config.json" -o "$work/q4_k_m.gguf.part" > "$work/convert.log" 2>&1 \
       && mv "$work/q4_k_m.gguf.part" "$work/q4_k_m.gguf" &
   fi
   convert=$!
@@ -288,21 +310,23 @@ if [ "$phase" = ab ]; then
   # BASE_BUILD) and the kernel-source variants; op_check of the changed
   # families last (minutes: it compiles hundreds of kernels).
   export FT_CACHE_DIR="$work/cache"
-  model_then_convert
+  timing_model
   tiny_q4_check
   wait $convert || { cat "$work/convert.log"; status=1; }
   decode_ab "${AB_ROUNDS:-3}"
   # The build's own kernels where it is the changed one (a base was packed),
   # and every kernel-source variant.
-  [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
-  for_each_ksrc op_check_ab
+  if [ "${AB_OP_CHECK:-}" != none ]; then
+    [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
+    for_each_ksrc op_check_ab
+  fi
 fi
 if [ "$phase" = skip ]; then
   # What each per-layer op costs a Q4_K_M batch-1 step, bounded from above:
   # e2e_bench with that op left out of every layer (timing only, the output
   # is wrong), alternated with the full step, SKIP_ROUNDS rounds (default 2).
   export FT_CACHE_DIR="$work/cache"
-  model_then_convert
+  timing_model
   wait $convert || { cat "$work/convert.log"; status=1; }
   step "e2e_bench q4_k_m decode b1 with one op left out of every layer"
   for round in $(seq "${SKIP_ROUNDS:-2}"); do
