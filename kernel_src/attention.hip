@@ -162,6 +162,16 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   const int tid = thread_x(), lane = lane_id(), wave = wave_id();
   const int part = block_x();
   const int seq = block_y() / a.n_kv_heads, kvh = block_y() % a.n_kv_heads;
+  // This kernel waits itself (jit/catalog.cpp's spec). Its dependents (the o
+  // projection, which requests its weights before it waits) may launch at
+  // once; launched after the table reads below, as every other kernel does
+  // after its wait, decode at batch 1 measured 3.5% slower (H100, 36-layer
+  // Q4_K_M, 406-410 against 422-424 tok/s; bench/RESULTS.md). Before the
+  // wait: the context length and the block table, which the host stages
+  // before the step and no kernel writes, so their two trips to memory
+  // overlap the kernel before's tail. q, the cache rows (the newest was just
+  // written) and every write come after it.
+  grid_dependents_launch();
   const int ctx = a.context_lens[seq];
   const int span = decode_span(ctx, a.max_parts, a.min_span, kBlockSize);
   const int start = part * span;
@@ -171,6 +181,7 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   constexpr int kOut4 = kGroup * kHeadDim / 4;
   if (start >= ctx) {
     if (part == 0) {  // empty context: the attention output is 0
+      grid_dependency_wait();
       const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       for (int i0 = 0; i0 < kOut4; i0 += kThreads) {
         const bool active = i0 + tid < kOut4;
@@ -184,6 +195,25 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   const int n_keys = attn_min(attn_min(span, kPartition), ctx - start);
   for (int i = tid; i < (n_keys + kBlockSize - 1) / kBlockSize; i += kThreads)
     s_blocks[i] = a.block_tables[static_cast<long long>(seq) * a.max_blocks + start / kBlockSize + i];
+  grid_dependency_wait();
+  sync_threads();
+
+  auto row_of = [&](const T* cache, int k) {
+    const long long slot = static_cast<long long>(s_blocks[k / kBlockSize]) * kBlockSize + k % kBlockSize;
+    return cache + (slot * a.n_kv_heads + kvh) * kHeadDim;
+  };
+
+#if defined(FT_NVIDIA)
+  // The partition's V rows are requested into L2 first, before q and the K
+  // rows, so pass 2 meets L2 rather than memory, with no registers held
+  // across pass 1 (holding the first V loads in registers instead took
+  // sm_90 from 123 to 194 and measured no faster).
+  {
+    constexpr int kLines = kHeadDim * static_cast<int>(sizeof(T)) / 128;  // 128-byte lines per row (head_dim >= 64)
+    const int line = (tid % kLines) * (128 / static_cast<int>(sizeof(T)));
+    for (int k = tid / kLines; k < n_keys; k += kThreads / kLines) prefetch_l2(row_of(a.v_cache, k) + line);
+  }
+#endif
 
   // q, pre-scaled so scores come out in log2 units.
   const int qk_sub = lane % kQkLanes;
@@ -197,12 +227,6 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
       for (int e = 0; e < kVecElems; ++e) q[g][v * kVecElems + e] = to_float(qv.v[e]) * a.scale_log2;
     }
   }
-  sync_threads();
-
-  auto row_of = [&](const T* cache, int k) {
-    const long long slot = static_cast<long long>(s_blocks[k / kBlockSize]) * kBlockSize + k % kBlockSize;
-    return cache + (slot * a.n_kv_heads + kvh) * kHeadDim;
-  };
 
   // Pass 1: scores[k][g] into LDS. Each lane issues the loads of kUnroll
   // keys before using any, so enough bytes are in flight per SM even when a

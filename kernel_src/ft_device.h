@@ -73,10 +73,33 @@ FT_DEVICE void sync_threads() { __syncthreads(); }
 // writes are visible, then lets the next grid begin launching: launch and
 // block scheduling overlap the previous kernel's tail, and memory order is
 // exactly that of plain stream order. Without the attribute both are no-ops.
-FT_DEVICE void grid_dependency_begin() {
+// A kernel whose spec waits itself calls the two halves where it chooses:
+// the wait before its first read of anything an earlier kernel writes, and
+// the launch of its dependents anywhere (they still wait for this grid to
+// finish before reading what it writes; launching them earlier only lets
+// their own pre-wait loads start sooner).
+FT_DEVICE void grid_dependency_wait() {
 #if defined(FT_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");             // FT_NVIDIA only
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // FT_NVIDIA only
+#endif
+}
+FT_DEVICE void grid_dependents_launch() {
+#if defined(FT_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // FT_NVIDIA only
+#endif
+}
+FT_DEVICE void grid_dependency_begin() {
+  grid_dependency_wait();
+  grid_dependents_launch();
+}
+
+// Asks for the 128-byte line at p to be brought into L2: a hint, with no
+// register and nothing returned. NVIDIA only; elsewhere nothing.
+FT_DEVICE void prefetch_l2(const void* p) {
+#if defined(FT_NVIDIA)
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));  // FT_NVIDIA only
+#else
+  (void)p;
 #endif
 }
 
