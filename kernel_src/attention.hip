@@ -162,16 +162,22 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   const int tid = thread_x(), lane = lane_id(), wave = wave_id();
   const int part = block_x();
   const int seq = block_y() / a.n_kv_heads, kvh = block_y() % a.n_kv_heads;
-  // This kernel waits itself (jit/catalog.cpp's spec). Its dependents (the o
-  // projection, which requests its weights before it waits) may launch at
-  // once; launched after the table reads below, as every other kernel does
-  // after its wait, decode at batch 1 measured 3.5% slower (H100, 36-layer
-  // Q4_K_M, 406-410 against 422-424 tok/s; bench/RESULTS.md). Before the
-  // wait: the context length and the block table, which the host stages
-  // before the step and no kernel writes, so their two trips to memory
-  // overlap the kernel before's tail. q, the cache rows (the newest was just
-  // written) and every write come after it.
-  grid_dependents_launch();
+  // This kernel waits itself (jit/catalog.cpp's spec). A small launch, whose
+  // V rows fit a few MiB of L2 (decode of a short batch at short contexts),
+  // lets its dependents (the o projection, which requests its weights before
+  // it waits) launch at once, reads the context length and the block table
+  // (staged by the host before the step; no kernel writes them) before the
+  // wait, and requests its V rows into L2 before q and K. Together, H100,
+  // 36-layer Q4_K_M decode b1: +1.3-2.7%; the table read before the wait with
+  // dependents launched after it, as other kernels do, measured 3.5% slower.
+  // A larger launch waits first: V prefetched there was evicted before pass 2
+  // read it (batch 32 at 4096 tokens went from 91% to 70% of copy).
+  constexpr int kSmallBlocks = (4 << 20) / (kPartition * kHeadDim * static_cast<int>(sizeof(T)));
+  const bool small = a.n_seqs * a.n_kv_heads * a.max_parts <= kSmallBlocks;
+  if (small)
+    grid_dependents_launch();
+  else
+    grid_dependency_begin();  // the waits below then return at once
   const int ctx = a.context_lens[seq];
   const int span = decode_span(ctx, a.max_parts, a.min_span, kBlockSize);
   const int start = part * span;
@@ -204,11 +210,11 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   };
 
 #if defined(FT_NVIDIA)
-  // The partition's V rows are requested into L2 first, before q and the K
+  // A small launch's V rows are requested into L2 first, before q and the K
   // rows, so pass 2 meets L2 rather than memory, with no registers held
   // across pass 1 (holding the first V loads in registers instead took
   // sm_90 from 123 to 194 and measured no faster).
-  {
+  if (small) {
     constexpr int kLines = kHeadDim * static_cast<int>(sizeof(T)) / 128;  // 128-byte lines per row (head_dim >= 64)
     const int line = (tid % kLines) * (128 / static_cast<int>(sizeof(T)));
     for (int k = tid / kLines; k < n_keys; k += kThreads / kLines) prefetch_l2(row_of(a.v_cache, k) + line);
