@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   std::printf("vocabulary %d tokens; trie built in %.0f ms (once per server)\n\n", tok->vocab_size(), ms_since(t));
   auto schema = ft::JsonSchema::compile(R"({"type": "object", "properties": {"name": {"type": "string"},
       "age": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}},
-      "color": {"enum": ["red", "green"]}}, "required": ["name", "age", "tags", "color"]})");
+      "color": {"enum": ["red", "green"]}, "code": {"type": "string", "maxLength": 8}},
+      "required": ["name", "age", "tags", "color"]})");
   // tool_choice "required" over two tools: the union of their calls, told apart by the name.
   auto calls = ft::JsonSchema::compile(R"({"anyOf": [
       {"type": "object", "properties": {"name": {"const": "get_weather"}, "arguments": {"type": "object",
@@ -88,6 +89,10 @@ int main(int argc, char** argv) {
   row(*tok, trie, "schema: {\"name\": \"Jo  (a string)", s0, "{\"name\": \"Jo", reps);
   row(*tok, trie, "schema: ..\"age\": 4  (an integer)", s0, "{\"name\": \"Jo\", \"age\": 4", reps);
   row(*tok, trie, "schema: ..\"color\": \"  (an enum)", s0, "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"", reps);
+  row(*tok, trie, "schema: ..\"code\": \"ab  (maxLength 8)", s0,
+      "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"red\", \"code\": \"ab", reps);
+  row(*tok, trie, "schema: ..\"code\": \"abcdef  (2 left)", s0,
+      "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"red\", \"code\": \"abcdef", reps);
   const ft::SchemaState c0(calls->get());
   row(*tok, trie, "calls: {\"name\": \"get_  (a name)", c0, "{\"name\": \"get_", reps);
   row(*tok, trie, "calls: ..\"get_time\", \"arg  (a key)", c0, "{\"name\": \"get_time\", \"arg", reps);

@@ -197,14 +197,18 @@ bool JsonState::feed(uint8_t c) {
   }
 }
 
-// Whether `bytes` are whole UTF-8 characters that a string may hold as they
-// are: what JsonState accepts in a string, starting and ending between characters.
-static bool plain_string_content(std::string_view bytes) {
+// The number of characters if `bytes` are whole UTF-8 characters that a
+// string may hold as they are (what JsonState accepts in a string, starting
+// and ending between characters), else -1.
+static int plain_string_chars(std::string_view bytes) {
   JsonState s;
   s.mode = JsonState::kString;
-  for (char c : bytes)
-    if (c == '"' || c == '\\' || !s.feed(static_cast<uint8_t>(c))) return false;
-  return s.utf8_left == 0;
+  int chars = 0;
+  for (char c : bytes) {
+    if (c == '"' || c == '\\' || !s.feed(static_cast<uint8_t>(c))) return -1;
+    chars += (static_cast<uint8_t>(c) & 0xC0) != 0x80;  // not a continuation byte: a character starts
+  }
+  return s.utf8_left == 0 ? chars : -1;
 }
 
 void TokenTrie::Trie::insert(int32_t id, std::string_view bytes) {
@@ -228,14 +232,16 @@ void TokenTrie::Trie::insert(int32_t id, std::string_view bytes) {
   nodes[node].token = id;
 }
 
-TokenTrie::TokenTrie(const Tokenizer& tokenizer, int valid_vocab) : plain_(valid_vocab, 0), vocab_(valid_vocab) {
+TokenTrie::TokenTrie(const Tokenizer& tokenizer, int valid_vocab)
+    : plain_(kMaxPlainChars + 1, std::vector<uint8_t>(static_cast<size_t>(valid_vocab), 0)), vocab_(valid_vocab) {
   for (int32_t id = 0; id < vocab_; ++id) {
     if (tokenizer.added_token(id)) continue;
     const std::string_view bytes = tokenizer.token_bytes(id);
     if (bytes.empty()) continue;
     all_.insert(id, bytes);
-    if (plain_string_content(bytes)) {
-      plain_[id] = 1;
+    const int chars = plain_string_chars(bytes);
+    if (chars >= 1 && chars <= kMaxPlainChars) {
+      for (int n = chars; n <= kMaxPlainChars; ++n) plain_[n][id] = 1;
     } else {
       not_plain_.insert(id, bytes);
     }

@@ -82,20 +82,27 @@ inline StringSpot string_spot(const JsonState& s) {
   if (s.mode != JsonState::kString) return StringSpot::kOutside;
   return s.utf8_left == 0 ? StringSpot::kBetween : StringSpot::kMidCharacter;
 }
+// How many more characters the string being read may take (-1: no limit).
+inline int string_room(const JsonState&) { return -1; }
 
 // The vocabulary's tokens as a trie of their bytes. Added tokens (special or
 // not) are left out: JSON is written with the model's ordinary tokens.
 //
 // Inside a string nearly every token may come next, and a walk of the whole
 // trie would visit all of them; so tokens that are plain string content
-// (whole UTF-8 characters, no quote, backslash or control character) are one
-// precomputed mask there, and only the others are walked, in a second trie.
+// (whole UTF-8 characters, at most kMaxPlainChars of them, no quote,
+// backslash or control character) are one precomputed mask there, and only
+// the others are walked, in a second trie. A string with a length limit
+// (JSON Schema's maxLength) takes the mask of the plain tokens short enough
+// for the room it has left.
 //
 // A recognizer State has bool feed(uint8_t) (false: the byte cannot come;
 // the state is then unspecified), bool complete() (nothing may follow), and
-// a string_spot(const State&) overload.
+// string_spot(const State&) and string_room(const State&) overloads.
 class TokenTrie {
  public:
+  static constexpr int kMaxPlainChars = 16;
+
   TokenTrie(const Tokenizer& tokenizer, int valid_vocab);
 
   int vocab() const { return vocab_; }
@@ -109,7 +116,8 @@ class TokenTrie {
       return;
     }
     if (spot == StringSpot::kBetween) {
-      allowed = plain_;
+      const int room = string_room(state);
+      allowed = room < 0 || room >= kMaxPlainChars ? plain_[kMaxPlainChars] : plain_[room];
     } else {
       allowed.assign(static_cast<size_t>(vocab_), 0);
     }
@@ -140,8 +148,9 @@ class TokenTrie {
   };
 
   Trie all_;
-  Trie not_plain_;              // the tokens that are not plain string content
-  std::vector<uint8_t> plain_;  // per token: 1 if plain string content
+  Trie not_plain_;  // the tokens that are not plain string content
+  // plain_[n][id] = 1 if token id is plain string content of at most n characters.
+  std::vector<std::vector<uint8_t>> plain_;
   int vocab_ = 0;
 };
 

@@ -21,11 +21,11 @@ const std::set<std::string, std::less<>> kAnnotations = {
     "title", "description", "default", "examples", "format", "$schema", "$id", "$comment", "strict", "readOnly",
     "writeOnly", "deprecated"};
 const std::set<std::string, std::less<>> kUnderstood = {
-    "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "enum", "const",
-    "anyOf", "oneOf", "$ref", "$defs", "definitions"};
+    "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "minLength",
+    "maxLength", "enum", "const", "anyOf", "oneOf", "$ref", "$defs", "definitions"};
 
 constexpr int kMaxWhitespace = JsonState::kMaxWhitespace;
-constexpr int kMaxItems = 65535;  // an array frame counts its items in 16 bits
+constexpr int kMaxCount = 65535;  // a frame counts an array's items or a string's characters in 16 bits
 
 // Matching a frame against sorted texts (literals, or an object's keys): the
 // candidates [lo, hi) share their first `pos` bytes; those whose next byte is
@@ -109,6 +109,27 @@ class SchemaCompiler {
     return id;
   }
 
+  // A minimum and maximum count (minItems/maxItems, minLength/maxLength)
+  // into n.min_count and n.max_count: non-negative integers, the least at
+  // most the most and below kMaxCount.
+  static Status counts(const ojson& s, const char* min_key, const char* max_key, const std::string& where,
+                       JsonSchema::Node& n) {
+    for (const char* key : {min_key, max_key}) {
+      if (!s.contains(key)) continue;
+      const ojson& v = s[key];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0)
+        return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a non-negative integer", where, key);
+      const int count = static_cast<int>(std::min<int64_t>(v.get<int64_t>(), kMaxCount));
+      (key == min_key ? n.min_count : n.max_count) = count;
+    }
+    if (n.max_count >= 0 && n.min_count > n.max_count)
+      return FT_ERROR(ErrorCode::kUnsupported, "{}: {} {} above {} {} matches nothing", where, min_key, n.min_count,
+                      max_key, n.max_count);
+    if (n.min_count >= kMaxCount)
+      return FT_ERROR(ErrorCode::kUnsupported, "{}: {} of {} or more is not supported", where, min_key, kMaxCount);
+    return Status();
+  }
+
   Status compile_into(int id, const ojson& s, const std::string& where) {
     if (s.is_boolean()) {
       if (!s.get<bool>()) return FT_ERROR(ErrorCode::kUnsupported, "{}: the schema false matches nothing", where);
@@ -176,26 +197,20 @@ class SchemaCompiler {
     std::string t = type && type->is_string() ? type->get<std::string>() : "";
     if (type && !type->is_string()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'type' must be a string or a list", where);
     if (t.empty()) t = s.contains("properties") ? "object" : s.contains("items") ? "array" : "";
-    if (t == "string") n.kind = Kind::kString;
-    else if (t == "integer") n.kind = Kind::kInteger;
+    if (t.empty())
+      for (const char* key : {"minItems", "maxItems", "minLength", "maxLength"})
+        if (s.contains(key))
+          return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' without a 'type' is not supported", where, key);
+    if (t == "string") {
+      n.kind = Kind::kString;
+      FT_RETURN_IF_ERROR(counts(s, "minLength", "maxLength", where, n));
+    } else if (t == "integer") n.kind = Kind::kInteger;
     else if (t == "number") n.kind = Kind::kNumber;
     else if (t == "boolean") n = literals({"false", "true"});
     else if (t == "null") n = literals({"null"});
     else if (t == "array") {
       n.kind = Kind::kArray;
-      for (const char* key : {"minItems", "maxItems"}) {
-        if (!s.contains(key)) continue;
-        const ojson& v = s[key];
-        if (!v.is_number_integer() || v.get<int64_t>() < 0)
-          return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a non-negative integer", where, key);
-        const int count = static_cast<int>(std::min<int64_t>(v.get<int64_t>(), kMaxItems));
-        (std::string_view(key) == "minItems" ? n.min_items : n.max_items) = count;
-      }
-      if (n.max_items >= 0 && n.min_items > n.max_items)
-        return FT_ERROR(ErrorCode::kUnsupported, "{}: minItems {} above maxItems {} matches nothing", where, n.min_items,
-                        n.max_items);
-      if (n.min_items >= kMaxItems)
-        return FT_ERROR(ErrorCode::kUnsupported, "{}: minItems of {} or more is not supported", where, kMaxItems);
+      FT_RETURN_IF_ERROR(counts(s, "minItems", "maxItems", where, n));
       if (s.contains("items")) {
         FT_ASSIGN_OR_RETURN(n.items, compile(s["items"], where + ".items"));
       } else {
@@ -427,9 +442,16 @@ bool SchemaState::feed(uint8_t c) {
           if (n.kind == Kind::kInteger) f.value.flags |= JsonState::kIntegerOnly;
           f.phase = 1;
         }
+        // A string with a length limit counts the bytes that begin a
+        // character (a UTF-8 lead byte or an escape's backslash) between its
+        // quotes: none past maxLength, no closing quote before minLength.
+        const bool counted = n.kind == Kind::kString && (n.min_count > 0 || n.max_count >= 0) &&
+                             f.value.mode == JsonState::kString && f.value.utf8_left == 0;
+        if (counted && (c == '"' ? f.index < n.min_count : n.max_count >= 0 && f.index >= n.max_count)) return false;
         JsonState t = f.value;
         if (t.feed(c)) {
           f.value = t;
+          if (counted && c != '"') ++f.index;
           if (t.complete()) pop();
           return true;
         }
@@ -538,22 +560,22 @@ bool SchemaState::feed(uint8_t c) {
           case kArrOpen:
           case kArrComma:
             if (int w = space(f)) return w > 0;
-            if (c == ']' && f.phase == kArrOpen && n.min_items == 0) {
+            if (c == ']' && f.phase == kArrOpen && n.min_count == 0) {
               pop();
               return true;
             }
-            if (n.max_items >= 0 && f.index >= n.max_items) return false;  // no room for an item
-            if (f.index < kMaxItems) ++f.index;  // items begun
+            if (n.max_count >= 0 && f.index >= n.max_count) return false;  // no room for an item
+            if (f.index < kMaxCount) ++f.index;  // items begun
             f.phase = kArrAfter;
             if (!push(n.items)) return false;
             continue;
           case kArrAfter:
             if (int w = space(f)) return w > 0;
-            if (c == ',' && (n.max_items < 0 || f.index < n.max_items)) {
+            if (c == ',' && (n.max_count < 0 || f.index < n.max_count)) {
               f.phase = kArrComma;
               return true;
             }
-            if (c == ']' && f.index >= n.min_items) {
+            if (c == ']' && f.index >= n.min_count) {
               pop();
               return true;
             }
@@ -572,6 +594,14 @@ StringSpot string_spot(const SchemaState& s) {
   const Kind k = s.schema->node(f.node).kind;
   if (f.phase == 0 || (k != Kind::kString && k != Kind::kAny && k != Kind::kAnyObject)) return StringSpot::kOutside;
   return string_spot(f.value);
+}
+
+int string_room(const SchemaState& s) {
+  if (s.depth == 0) return -1;
+  const SchemaState::Frame& f = s.frames[s.depth - 1];
+  const JsonSchema::Node& n = s.schema->node(f.node);
+  if (n.kind != Kind::kString || n.max_count < 0 || f.phase == 0 || f.value.mode != JsonState::kString) return -1;
+  return n.max_count - f.index;
 }
 
 namespace {

@@ -5,8 +5,9 @@
 // The subset, which covers what OpenAI's strict mode and pydantic emit:
 //   type: object (properties, required; no other keys: additionalProperties
 //     is taken as false; properties come in the schema's order, optional
-//     ones may be left out), array (items, minItems, maxItems), string,
-//     integer, number, boolean, null, or a list of types;
+//     ones may be left out), array (items, minItems, maxItems), string
+//     (minLength, maxLength), integer, number, boolean, null, or a list of
+//     types;
 //   enum and const (any JSON values); anyOf / oneOf whose alternatives open
 //     with different characters (a string or null, an object or null, ...),
 //     or are objects that begin with the same required property holding
@@ -15,9 +16,11 @@
 //   $ref to "#", "#/$defs/NAME" or "#/definitions/NAME" (recursion included);
 //   {} or true: any JSON value.
 // Annotations (title, description, default, examples, format, $schema,
-// $id, $comment, strict) are ignored; any other keyword (pattern,
-// minLength, minimum, minItems, allOf, not, patternProperties, ...) is
-// refused with a message naming it, not silently dropped.
+// $id, $comment, strict) are ignored; any other keyword (pattern, minimum,
+// maximum, uniqueItems, allOf, not, patternProperties, ...) is refused with a
+// message naming it, not silently dropped. The length keywords are ignored
+// beside a type they do not apply to (minLength on an integer), as JSON
+// Schema has it, and refused with no type at all.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +56,9 @@ class JsonSchema {
     // (from its property 1).
     std::vector<uint16_t> branch;
     int items = -1;                       // kArray: the items' node
-    int min_items = 0, max_items = -1;    // kArray: minItems, maxItems (-1: no limit)
+    // kArray: minItems, maxItems; kString: minLength, maxLength, in characters
+    // (code points; an escape is one, so an escaped surrogate pair is two). -1: no limit.
+    int min_count = 0, max_count = -1;
     std::vector<std::string> literals;    // kLiterals: JSON texts, sorted
     int alternative[256] = {};            // kAnyOf: per first byte, node + 1 (0: none)
   };
@@ -75,7 +80,7 @@ struct SchemaState {
     uint16_t node = 0;
     uint8_t phase = 0;
     uint8_t unused = 0;
-    uint16_t index = 0;  // kObject: the next property that may come; kArray: items begun
+    uint16_t index = 0;  // kObject: the next property that may come; kArray: items begun; kString: characters
     uint16_t lo = 0, hi = 0, pos = 0;  // literal matching: candidates [lo, hi), bytes matched
     bool operator==(const Frame&) const = default;
   };
@@ -92,6 +97,7 @@ struct SchemaState {
 };
 
 StringSpot string_spot(const SchemaState& s);
+int string_room(const SchemaState& s);
 
 std::unique_ptr<TokenConstraint> json_schema_constraint(std::shared_ptr<const TokenTrie> trie,
                                                         std::shared_ptr<const JsonSchema> schema);

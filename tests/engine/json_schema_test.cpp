@@ -181,12 +181,49 @@ TEST(JsonSchema, ArrayLengths) {
     EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
 }
 
+// pydantic's constr(min_length=2, max_length=5): characters, not bytes; an
+// escape is one character.
+TEST(JsonSchema, StringLengths) {
+  auto name = compile_ok(R"({"type": "object", "properties": {"name": {"type": "string", "minLength": 2, "maxLength": 5}},
+                             "required": ["name"]})");
+  ASSERT_TRUE(name);
+  for (const char* ok : {R"({"name": "ab"})", R"({"name": "abcde"})", R"({"name": "\u00e9\n"})",
+                         "{\"name\": \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "ab\"}"})  // é € 😀 a b: 5 characters, 11 bytes
+    expect_accepts(*name, ok);
+  for (const char* bad : {R"({"name": "a"})", R"({"name": ""})", R"({"name": "abcdef"})", R"({"name": "abcde\n"})",
+                          "{\"name\": \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "abc\""})
+    EXPECT_EQ(run(*name, bad), -1) << bad;
+  // The masks: at room for 5, 2, 0 more characters, and mid-escape, equal to
+  // checking every token (plain tokens longer than the room are out; the
+  // closing quote is out before the least).
+  for (const char* prefix : {R"({"name": ")", R"({"name": "abc)", R"({"name": "abcde)", R"({"name": "a)",
+                             R"({"name": "ab\)"}) {
+    SchemaState state(name.get());
+    for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
+    expect_trie_mask_exact(state, prefix);
+  }
+  // Beside a type list they apply to its string; beside another type they
+  // are ignored; with no type they are refused.
+  auto nullable = compile_ok(R"({"type": ["string", "null"], "maxLength": 1})");
+  ASSERT_TRUE(nullable);
+  for (const char* ok : {R"("a")", "null"}) expect_accepts(*nullable, ok);
+  EXPECT_EQ(run(*nullable, R"("ab")"), -1);
+  auto integers = compile_ok(R"({"type": "array", "items": {"type": "integer", "maxLength": 1}})");
+  ASSERT_TRUE(integers);
+  expect_accepts(*integers, "[12345]");
+  for (const char* bad : {R"({"type": "string", "minLength": 3, "maxLength": 2})", R"({"type": "string", "maxLength": -1})",
+                          R"({"type": "string", "minLength": 1.5})", R"({"maxLength": 3})", R"({"minItems": 1})"})
+    EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
+}
+
 TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
   struct Case {
     const char* schema;
     const char* fragment;
   } cases[] = {
       {R"({"type": "string", "pattern": "^a"})", "'pattern'"},
+      {R"({"type": "string", "maxLength": 2, "format": "email", "minimum": 1})", "'minimum'"},
+      {R"({"maxLength": 2})", "without a 'type'"},
       {R"({"type": "array", "items": {"type": "integer", "minimum": 0}})", "'minimum'"},
       {R"({"type": "object", "properties": {"a": {}}, "additionalProperties": true})", "additionalProperties"},
       {R"({"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "object"}]})", "open with different"},
