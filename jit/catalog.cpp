@@ -77,7 +77,7 @@ KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int hea
                      std::to_string(block_size), std::to_string(s.block_threads),
                      std::to_string(tile.decode_partition)};
   s.args_type = fmt::format("ft::DecodeArgs<{}>", dtype_device_name(dtype));
-  s.waits_itself = true;  // it reads the context length and block table before waiting (kernel_src/attention.hip)
+  s.waits_itself = true;  // a small launch reads its context lengths and block table first (kernel_src/attention.hip)
   return s;
 }
 
