@@ -451,7 +451,7 @@ bool SchemaState::feed(uint8_t c) {
         JsonState t = f.value;
         if (t.feed(c)) {
           f.value = t;
-          if (counted && c != '"') ++f.index;
+          if (counted && c != '"' && f.index < kMaxCount) ++f.index;  // held at kMaxCount, above any minLength
           if (t.complete()) pop();
           return true;
         }

@@ -202,6 +202,22 @@ TEST(JsonSchema, StringLengths) {
     for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
     expect_trie_mask_exact(state, prefix);
   }
+  // The count stops at 65535, above any minLength, so a longer string still
+  // meets one; a maxLength above it is held to 65535 characters.
+  const auto quoted = [](size_t n, bool close) {
+    std::string text(n + 2, 'a');
+    text.front() = '"';
+    if (close) text.back() = '"';
+    else text.pop_back();
+    return text;
+  };
+  auto least = compile_ok(R"({"type": "string", "minLength": 2})");
+  ASSERT_TRUE(least);
+  EXPECT_EQ(run(*least, quoted(65536, true)), 1);  // a 16-bit count would be back at 0
+  auto most = compile_ok(R"({"type": "string", "maxLength": 100000})");
+  ASSERT_TRUE(most);
+  EXPECT_EQ(run(*most, quoted(65535, true)), 1);
+  EXPECT_EQ(run(*most, quoted(65536, false)), -1);
   // Beside a type list they apply to its string; beside another type they
   // are ignored; with no type they are refused.
   auto nullable = compile_ok(R"({"type": ["string", "null"], "maxLength": 1})");
