@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -22,7 +23,9 @@ const std::set<std::string, std::less<>> kAnnotations = {
     "writeOnly", "deprecated"};
 const std::set<std::string, std::less<>> kUnderstood = {
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems", "minLength",
-    "maxLength", "enum", "const", "anyOf", "oneOf", "$ref", "$defs", "definitions"};
+    "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "const", "anyOf", "oneOf",
+    "$ref", "$defs", "definitions"};
+const char* const kRangeKeys[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
 
 constexpr int kMaxWhitespace = JsonState::kMaxWhitespace;
 constexpr int kMaxCount = 65535;  // a frame counts an array's items or a string's characters in 16 bits
@@ -130,6 +133,35 @@ class SchemaCompiler {
     return Status();
   }
 
+  // An integer's range (minimum, maximum, exclusiveMinimum, exclusiveMaximum:
+  // any JSON numbers) as inclusive bounds in n.min_value and n.max_value.
+  static Status range(const ojson& s, const std::string& where, JsonSchema::Node& n) {
+    for (const char* key : kRangeKeys) {
+      if (!s.contains(key)) continue;
+      const ojson& v = s[key];
+      if (!v.is_number())
+        return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a number", where, key);
+      const std::string_view k = key;
+      const bool lower = k == "minimum" || k == "exclusiveMinimum", exclusive = k.starts_with("exclusive");
+      // The integer bound: the least integer at or above (or above) a lower
+      // bound, the most at or below (or below) an upper one.
+      long double b = v.is_number_integer() ? (v.is_number_unsigned() ? static_cast<long double>(v.get<uint64_t>())
+                                                                       : static_cast<long double>(v.get<int64_t>()))
+                                            : static_cast<long double>(v.get<double>());
+      if (!std::isfinite(b)) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be finite", where, key);
+      b = lower ? (exclusive ? std::floor(b) + 1 : std::ceil(b)) : (exclusive ? std::ceil(b) - 1 : std::floor(b));
+      const long double lo = static_cast<long double>(INT64_MIN), hi = static_cast<long double>(INT64_MAX);
+      const int64_t bound = b <= lo ? INT64_MIN : b >= hi ? INT64_MAX : static_cast<int64_t>(b);
+      if (lower) n.min_value = std::max(n.min_value, bound);
+      else n.max_value = std::min(n.max_value, bound);
+      n.ranged = true;
+    }
+    if (n.min_value > n.max_value)
+      return FT_ERROR(ErrorCode::kUnsupported, "{}: no integer lies between {} and {}: the range matches nothing", where,
+                      n.min_value, n.max_value);
+    return Status();
+  }
+
   Status compile_into(int id, const ojson& s, const std::string& where) {
     if (s.is_boolean()) {
       if (!s.get<bool>()) return FT_ERROR(ErrorCode::kUnsupported, "{}: the schema false matches nothing", where);
@@ -198,14 +230,21 @@ class SchemaCompiler {
     if (type && !type->is_string()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: 'type' must be a string or a list", where);
     if (t.empty()) t = s.contains("properties") ? "object" : s.contains("items") ? "array" : "";
     if (t.empty())
-      for (const char* key : {"minItems", "maxItems", "minLength", "maxLength"})
+      for (const char* key : {"minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
+                              "exclusiveMinimum", "exclusiveMaximum"})
         if (s.contains(key))
           return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' without a 'type' is not supported", where, key);
+    if (t == "number")
+      for (const char* key : kRangeKeys)
+        if (s.contains(key))
+          return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' is supported on integers, not on numbers", where, key);
     if (t == "string") {
       n.kind = Kind::kString;
       FT_RETURN_IF_ERROR(counts(s, "minLength", "maxLength", where, n));
-    } else if (t == "integer") n.kind = Kind::kInteger;
-    else if (t == "number") n.kind = Kind::kNumber;
+    } else if (t == "integer") {
+      n.kind = Kind::kInteger;
+      FT_RETURN_IF_ERROR(range(s, where, n));
+    } else if (t == "number") n.kind = Kind::kNumber;
     else if (t == "boolean") n = literals({"false", "true"});
     else if (t == "null") n = literals({"null"});
     else if (t == "array") {
@@ -380,6 +419,33 @@ Result<std::shared_ptr<const JsonSchema>> JsonSchema::compile(std::string_view s
   return SchemaCompiler(std::move(root)).run();
 }
 
+namespace {
+
+// Whether some integer that begins with the digits read so far (`digits` of
+// them, `magnitude` their value, after a minus sign or not) lies in the
+// node's range: the integer as it stands, or with j more digits, anywhere
+// in [m 10^j, m 10^j + 10^j - 1]; after a leading zero none may follow.
+// int64 values have at most 19 digits.
+bool integer_reachable(const JsonSchema::Node& n, bool negative, uint64_t magnitude, int digits) {
+  if (digits == 0) return !negative || n.min_value < 0;
+  __int128 a = magnitude, b = magnitude;
+  for (int j = 0; digits + j <= 19; ++j) {
+    const __int128 lo = negative ? -b : a, hi = negative ? -a : b;
+    if (hi >= n.min_value && lo <= n.max_value) return true;
+    if (magnitude == 0) break;
+    a *= 10;
+    b = b * 10 + 9;
+  }
+  return false;
+}
+
+bool integer_in_range(const JsonSchema::Node& n, bool negative, uint64_t magnitude) {
+  const __int128 v = negative ? -static_cast<__int128>(magnitude) : static_cast<__int128>(magnitude);
+  return v >= n.min_value && v <= n.max_value;
+}
+
+}  // namespace
+
 SchemaState::SchemaState(const JsonSchema* s) : schema(s) {
   if (s) depth = 1;  // the root value, not yet begun
 }
@@ -450,12 +516,25 @@ bool SchemaState::feed(uint8_t c) {
         if (counted && (c == '"' ? f.index < n.min_count : n.max_count >= 0 && f.index >= n.max_count)) return false;
         JsonState t = f.value;
         if (t.feed(c)) {
+          // A ranged integer keeps its sign (lo) and digits (pos, magnitude);
+          // a byte after which no integer of the range can be written is refused.
+          if (n.kind == Kind::kInteger && n.ranged) {
+            if (c == '-') {
+              f.lo = 1;
+            } else if (c >= '0' && c <= '9') {
+              const uint64_t d = c - '0';
+              f.magnitude = f.magnitude > (UINT64_MAX - d) / 10 ? UINT64_MAX : f.magnitude * 10 + d;
+              if (f.pos < kMaxCount) ++f.pos;
+            }
+            if (!integer_reachable(n, f.lo != 0, f.magnitude, f.pos)) return false;
+          }
           f.value = t;
           if (counted && c != '"' && f.index < kMaxCount) ++f.index;  // held at kMaxCount, above any minLength
           if (t.complete()) pop();
           return true;
         }
         if (!t.complete()) return false;
+        if (n.kind == Kind::kInteger && n.ranged && !integer_in_range(n, f.lo != 0, f.magnitude)) return false;
         pop();  // a number ended before this byte, which is its container's
         continue;
       }

@@ -6,8 +6,8 @@
 //   type: object (properties, required; no other keys: additionalProperties
 //     is taken as false; properties come in the schema's order, optional
 //     ones may be left out), array (items, minItems, maxItems), string
-//     (minLength, maxLength), integer, number, boolean, null, or a list of
-//     types;
+//     (minLength, maxLength), integer (minimum, maximum, exclusiveMinimum,
+//     exclusiveMaximum), number, boolean, null, or a list of types;
 //   enum and const (any JSON values); anyOf / oneOf whose alternatives open
 //     with different characters (a string or null, an object or null, ...),
 //     or are objects that begin with the same required property holding
@@ -16,9 +16,10 @@
 //   $ref to "#", "#/$defs/NAME" or "#/definitions/NAME" (recursion included);
 //   {} or true: any JSON value.
 // Annotations (title, description, default, examples, format, $schema,
-// $id, $comment, strict) are ignored; any other keyword (pattern, minimum,
-// maximum, uniqueItems, allOf, not, patternProperties, ...) is refused with a
-// message naming it, not silently dropped. The length keywords are ignored
+// $id, $comment, strict) are ignored; any other keyword (pattern,
+// multipleOf, uniqueItems, allOf, not, patternProperties, ...) is refused
+// with a message naming it, not silently dropped, as are value ranges on a
+// number that is not an integer. Length and range keywords are ignored
 // beside a type they do not apply to (minLength on an integer), as JSON
 // Schema has it, and refused with no type at all.
 #pragma once
@@ -59,6 +60,10 @@ class JsonSchema {
     // kArray: minItems, maxItems; kString: minLength, maxLength, in characters
     // (code points; an escape is one, so an escaped surrogate pair is two). -1: no limit.
     int min_count = 0, max_count = -1;
+    // kInteger: the least and most value (minimum, maximum and the exclusive
+    // forms, as inclusive bounds); ranged: either was given.
+    int64_t min_value = INT64_MIN, max_value = INT64_MAX;
+    bool ranged = false;
     std::vector<std::string> literals;    // kLiterals: JSON texts, sorted
     int alternative[256] = {};            // kAnyOf: per first byte, node + 1 (0: none)
   };
@@ -81,7 +86,10 @@ struct SchemaState {
     uint8_t phase = 0;
     uint8_t unused = 0;
     uint16_t index = 0;  // kObject: the next property that may come; kArray: items begun; kString: characters
-    uint16_t lo = 0, hi = 0, pos = 0;  // literal matching: candidates [lo, hi), bytes matched
+    // Literal matching: candidates [lo, hi), bytes matched; a ranged integer:
+    // lo = 1 after a minus sign, pos digits read.
+    uint16_t lo = 0, hi = 0, pos = 0;
+    uint64_t magnitude = 0;            // a ranged integer: the digits so far (saturated above 10^19)
     bool operator==(const Frame&) const = default;
   };
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -232,15 +233,58 @@ TEST(JsonSchema, StringLengths) {
     EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
 }
 
+// pydantic's conint(ge=..., le=...) and Field(gt=..., lt=...) on an int.
+TEST(JsonSchema, IntegerRanges) {
+  auto age = compile_ok(R"({"type": "array", "items": {"type": "integer", "minimum": 18, "exclusiveMaximum": 130}})");
+  ASSERT_TRUE(age);
+  for (const char* ok : {"[18, 129]", "[99,100]", "[ 20 ]"}) expect_accepts(*age, ok);
+  for (const char* bad : {"[17]", "[130]", "[-18]", "[0]", "[1000]", "[18, 5]", "[007]"})
+    EXPECT_EQ(run(*age, bad), -1) << bad;
+  // A prefix is refused as soon as no integer of the range begins with it:
+  // "1" may become 18 or 100; "13" is below the range and 130 on above it.
+  EXPECT_EQ(run(*age, "[1"), 0);
+  EXPECT_EQ(run(*age, "[13"), -1);
+  auto small = compile_ok(R"({"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 12}})");
+  ASSERT_TRUE(small);
+  for (const char* ok : {"[-5]", "[-0]", "[0]", "[12]", "[1, -1, 10]"}) expect_accepts(*small, ok);
+  for (const char* bad : {"[-6]", "[13]", "[-10]", "[120]", "[-"}) EXPECT_NE(run(*small, bad), 1) << bad;
+  EXPECT_EQ(run(*small, "[2"), 0);
+  EXPECT_EQ(run(*small, "[20"), -1);
+  // The masks at "[", "[1", "[-" and "[12" equal checking every token.
+  for (const char* prefix : {"[", "[1", "[-", "[12"}) {
+    SchemaState state(small.get());
+    for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
+    expect_trie_mask_exact(state, prefix);
+  }
+  // Bounds at the ends of int64, fractions rounded inward, and refusals.
+  auto wide = compile_ok(R"({"type": "array", "items": {"type": "integer", "minimum": -9223372036854775808,
+                                                       "maximum": 9223372036854775807}})");
+  ASSERT_TRUE(wide);
+  for (const char* ok : {"[-9223372036854775808]", "[9223372036854775807]"}) expect_accepts(*wide, ok);
+  for (const char* bad : {"[-9223372036854775809]", "[9223372036854775808]", "[12345678901234567890]"})
+    EXPECT_EQ(run(*wide, bad), -1) << bad;
+  auto half = compile_ok(R"({"type": "array", "items": {"type": "integer", "minimum": 0.5, "maximum": 2.5}})");
+  ASSERT_TRUE(half);
+  expect_accepts(*half, "[1, 2]");
+  for (const char* bad : {"[0]", "[3]"}) EXPECT_EQ(run(*half, bad), -1) << bad;
+  for (const char* bad : {R"({"type": "integer", "minimum": 3, "maximum": 2})", R"({"type": "integer", "exclusiveMinimum": 1, "exclusiveMaximum": 2})",
+                          R"({"type": "integer", "minimum": "1"})", R"({"type": "number", "minimum": 0})", R"({"minimum": 0})"})
+    EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
+  auto text = compile_ok(R"({"type": "string", "minimum": 5})");  // ignored beside a string
+  ASSERT_TRUE(text);
+  expect_accepts(*text, R"("a")");
+}
+
 TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
   struct Case {
     const char* schema;
     const char* fragment;
   } cases[] = {
       {R"({"type": "string", "pattern": "^a"})", "'pattern'"},
-      {R"({"type": "string", "maxLength": 2, "format": "email", "minimum": 1})", "'minimum'"},
+      {R"({"type": "array", "maxItems": 2, "uniqueItems": true})", "'uniqueItems'"},
+      {R"({"type": "number", "maximum": 1})", "on integers, not on numbers"},
       {R"({"maxLength": 2})", "without a 'type'"},
-      {R"({"type": "array", "items": {"type": "integer", "minimum": 0}})", "'minimum'"},
+      {R"({"type": "array", "items": {"type": "integer", "multipleOf": 2}})", "'multipleOf'"},
       {R"({"type": "object", "properties": {"a": {}}, "additionalProperties": true})", "additionalProperties"},
       {R"({"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "object"}]})", "open with different"},
       {R"({"$ref": "#/$defs/Missing"})", "does not name"},
@@ -289,6 +333,36 @@ TEST(JsonSchemaTrie, RandomWalksEndInValuesOfTheSchema) {
     EXPECT_TRUE(v["color"] == "red" || v["color"] == "green") << text;
     EXPECT_TRUE(v["pet"].is_null() || v["pet"]["kind"].is_string()) << text;
     EXPECT_EQ(v.size(), 5u) << text;
+  }
+  EXPECT_GT(closed, 0);
+}
+
+// Walks through the masks of a schema with a bounded string and integers:
+// every text that closes keeps the bounds.
+TEST(JsonSchemaTrie, RandomWalksKeepLengthsAndRanges) {
+  const ConstraintTestVocab& vocab = constraint_test_vocab();
+  ASSERT_TRUE(vocab.trie);
+  auto schema = compile_ok(R"({"type": "object", "properties": {
+      "code": {"type": "string", "minLength": 2, "maxLength": 6},
+      "n": {"type": "integer", "minimum": -40, "maximum": 1234},
+      "sevens": {"type": "array", "items": {"type": "integer", "minimum": 7, "maximum": 7}, "maxItems": 3}},
+      "required": ["code", "n", "sevens"]})");
+  ASSERT_TRUE(schema);
+  std::mt19937 rng(5);
+  int closed = 0;
+  for (int walk = 0; walk < 30; ++walk) {
+    std::unique_ptr<TokenConstraint> c = json_schema_constraint(vocab.trie, schema);
+    const std::string text = random_walk(*c, rng, 200, {"\"", "\",", ",", "]", "}"});
+    if (!c->complete()) continue;
+    ++closed;
+    const auto v = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_TRUE(v.is_object()) << text;
+    const std::string code = v["code"].get<std::string>();
+    const auto chars = std::count_if(code.begin(), code.end(), [](char ch) { return (static_cast<uint8_t>(ch) & 0xC0) != 0x80; });
+    EXPECT_TRUE(chars >= 2 && chars <= 6) << text;
+    EXPECT_TRUE(v["n"].is_number_integer() && v["n"].get<int64_t>() >= -40 && v["n"].get<int64_t>() <= 1234) << text;
+    EXPECT_LE(v["sevens"].size(), 3u) << text;
+    for (const auto& x : v["sevens"]) EXPECT_EQ(x, 7) << text;
   }
   EXPECT_GT(closed, 0);
 }

@@ -323,9 +323,9 @@ TEST_F(ApiServerTest, ForcedToolCalls) {
   body["tools"] = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
       {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
       {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties":
-      {"zone": {"type": "integer", "minimum": -12}}}}}])");
+      {"zone": {"type": "integer", "multipleOf": 2}}}}}])");
   for (const std::string function : {"get_weather", "get_time"}) {
-    const bool schema = function == "get_weather";  // get_time's "minimum" is outside the subset
+    const bool schema = function == "get_weather";  // get_time's "multipleOf" is outside the subset
     body["tool_choice"] = {{"type", "function"}, {"function", {{"name", function}}}};
     const std::string opened = "{\"name\": \"" + function + "\", \"arguments\": {";
     const std::string args = schema ? "\"city\": \"Paris\"" : "\"zone\": 2";
@@ -365,7 +365,7 @@ TEST_F(ApiServerTest, ForcedToolCalls) {
     }
   }
 
-  // "required": the name is the model's to write. With get_time's "minimum"
+  // "required": the name is the model's to write. With get_time's "multipleOf"
   // outside the subset, the call is opened up to the name and held to JSON.
   engine->script = {event("get_weather\", \"arguments\": {}}", {1}), event("", {}, FinishReason::kStop)};
   body["stream"] = false;
@@ -377,7 +377,7 @@ TEST_F(ApiServerTest, ForcedToolCalls) {
   EXPECT_EQ(required.body_json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
   // Every tool's parameters in the subset: the call is held to the union of
   // their calls; the name picks which arguments follow.
-  body["tools"][1]["function"]["parameters"]["properties"]["zone"].erase("minimum");
+  body["tools"][1]["function"]["parameters"]["properties"]["zone"].erase("multipleOf");
   engine->script = {event("{\"name\": \"get_time\", \"arguments\": {\"zone\": 2}}", {1}),
                     event("", {}, FinishReason::kStop)};
   MemoryWriter held = run(server, post("/v1/chat/completions", body.dump()));
