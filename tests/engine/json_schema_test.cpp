@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -313,57 +314,61 @@ TEST(JsonSchemaTrie, MaskEqualsCheckingEveryToken) {
 }
 
 // Random tokens among the allowed ones: every walk that ends is a value of the schema.
-TEST(JsonSchemaTrie, RandomWalksEndInValuesOfTheSchema) {
+// 30 random walks through the masks of `schema` (random_walk's closers);
+// `check` sees each text that closes, parsed. Returns how many closed.
+int closed_walks(const std::shared_ptr<const JsonSchema>& schema, unsigned seed,
+                 std::initializer_list<std::string_view> closers,
+                 const std::function<void(const nlohmann::json&, const std::string&)>& check) {
   const ConstraintTestVocab& vocab = constraint_test_vocab();
-  ASSERT_TRUE(vocab.trie);
-  auto schema = compile_ok(kPerson);
-  ASSERT_TRUE(schema);
-  std::mt19937 rng(11);
+  EXPECT_TRUE(vocab.trie && schema);
+  if (!vocab.trie || !schema) return 0;
+  std::mt19937 rng(seed);
   int closed = 0;
   for (int walk = 0; walk < 30; ++walk) {
     std::unique_ptr<TokenConstraint> c = json_schema_constraint(vocab.trie, schema);
-    const std::string text = random_walk(*c, rng, 200, {"\"", "\",", "]", "}", "null"});
+    const std::string text = random_walk(*c, rng, 200, closers);
     if (!c->complete()) continue;
     ++closed;
     const auto v = nlohmann::json::parse(text, nullptr, false);
-    ASSERT_TRUE(v.is_object()) << text;
-    EXPECT_TRUE(v["name"].is_string()) << text;
-    EXPECT_TRUE(v["age"].is_number_integer()) << text;
-    EXPECT_TRUE(v["tags"].is_array()) << text;
-    EXPECT_TRUE(v["color"] == "red" || v["color"] == "green") << text;
-    EXPECT_TRUE(v["pet"].is_null() || v["pet"]["kind"].is_string()) << text;
-    EXPECT_EQ(v.size(), 5u) << text;
+    EXPECT_TRUE(v.is_object()) << text;
+    if (v.is_object()) check(v, text);
   }
+  return closed;
+}
+
+TEST(JsonSchemaTrie, RandomWalksEndInValuesOfTheSchema) {
+  const int closed = closed_walks(compile_ok(kPerson), 11, {"\"", "\",", "]", "}", "null"},
+                                  [](const nlohmann::json& v, const std::string& text) {
+                                    EXPECT_TRUE(v["name"].is_string()) << text;
+                                    EXPECT_TRUE(v["age"].is_number_integer()) << text;
+                                    EXPECT_TRUE(v["tags"].is_array()) << text;
+                                    EXPECT_TRUE(v["color"] == "red" || v["color"] == "green") << text;
+                                    EXPECT_TRUE(v["pet"].is_null() || v["pet"]["kind"].is_string()) << text;
+                                    EXPECT_EQ(v.size(), 5u) << text;
+                                  });
   EXPECT_GT(closed, 0);
 }
 
-// Walks through the masks of a schema with a bounded string and integers:
-// every text that closes keeps the bounds.
+// A bounded string and integers: every text that closes keeps the bounds.
 TEST(JsonSchemaTrie, RandomWalksKeepLengthsAndRanges) {
-  const ConstraintTestVocab& vocab = constraint_test_vocab();
-  ASSERT_TRUE(vocab.trie);
   auto schema = compile_ok(R"({"type": "object", "properties": {
       "code": {"type": "string", "minLength": 2, "maxLength": 6},
       "n": {"type": "integer", "minimum": -40, "maximum": 1234},
       "sevens": {"type": "array", "items": {"type": "integer", "minimum": 7, "maximum": 7}, "maxItems": 3}},
       "required": ["code", "n", "sevens"]})");
-  ASSERT_TRUE(schema);
-  std::mt19937 rng(5);
-  int closed = 0;
-  for (int walk = 0; walk < 30; ++walk) {
-    std::unique_ptr<TokenConstraint> c = json_schema_constraint(vocab.trie, schema);
-    const std::string text = random_walk(*c, rng, 200, {"\"", "\",", ",", "]", "}"});
-    if (!c->complete()) continue;
-    ++closed;
-    const auto v = nlohmann::json::parse(text, nullptr, false);
-    ASSERT_TRUE(v.is_object()) << text;
-    const std::string code = v["code"].get<std::string>();
-    const auto chars = std::count_if(code.begin(), code.end(), [](char ch) { return (static_cast<uint8_t>(ch) & 0xC0) != 0x80; });
-    EXPECT_TRUE(chars >= 2 && chars <= 6) << text;
-    EXPECT_TRUE(v["n"].is_number_integer() && v["n"].get<int64_t>() >= -40 && v["n"].get<int64_t>() <= 1234) << text;
-    EXPECT_LE(v["sevens"].size(), 3u) << text;
-    for (const auto& x : v["sevens"]) EXPECT_EQ(x, 7) << text;
-  }
+  const int closed = closed_walks(schema, 5, {"\"", "\",", ",", "]", "}"},
+                                  [](const nlohmann::json& v, const std::string& text) {
+                                    const std::string code = v["code"].get<std::string>();
+                                    const auto chars = std::count_if(code.begin(), code.end(), [](char ch) {
+                                      return (static_cast<uint8_t>(ch) & 0xC0) != 0x80;
+                                    });
+                                    EXPECT_TRUE(chars >= 2 && chars <= 6) << text;
+                                    EXPECT_TRUE(v["n"].is_number_integer() && v["n"].get<int64_t>() >= -40 &&
+                                                v["n"].get<int64_t>() <= 1234)
+                                        << text;
+                                    EXPECT_LE(v["sevens"].size(), 3u) << text;
+                                    for (const auto& x : v["sevens"]) EXPECT_EQ(x, 7) << text;
+                                  });
   EXPECT_GT(closed, 0);
 }
 
