@@ -7,7 +7,12 @@
 //
 // Usage: e2e_bench --model PATH [--device cuda:0] [--peer FILE] [--batch 32]
 //                  [--decode-tokens 128] [--prefill 2048] [--only-b1] [--skip-ops OP,...]
+//                  [--step-times]
 //
+// --step-times times each decode graph replay on the device too (one more
+// wait per step) and prints, for batch 1, the device's time per step beside
+// the time between tokens: the difference is what the host, the launch and
+// the token's read-back add to each step.
 // --skip-ops (timing experiments; the output is wrong) leaves the named
 // per-layer ops out of every step (attn_norm qkv rope attn o ffn_norm
 // gate_up down): the speed gained bounds what each costs a step.
@@ -40,7 +45,7 @@ double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::dura
 struct Options {
   std::string model, device = "cuda:0", peer;
   int batch = 32, decode_tokens = 128, prefill = 2048;
-  bool only_b1 = false;
+  bool only_b1 = false, step_times = false;
   std::vector<std::string> skip_ops;
 };
 
@@ -149,6 +154,7 @@ int run(const Options& o) {
   eo.max_context = std::max(o.prefill + 16, 4096);
   eo.prefix_caching = false;  // every run computes its whole prompt
   eo.skip_ops = o.skip_ops;
+  eo.time_graph_replays = o.step_times;
   if (!o.skip_ops.empty())
     std::printf("skipping %s in every layer: timing only, the output is wrong\n",
                 fmt::format("{}", fmt::join(o.skip_ops, ", ")).c_str());
@@ -168,8 +174,18 @@ int run(const Options& o) {
   // Warm-up: one short request (first use of the prefill and decode paths).
   run_requests(e, {random_prompt(rng, 64)}, 8);
   {
+    const EngineMetrics before = e.metrics();
     Trace t = run_requests(e, {random_prompt(rng, 32)}, o.decode_tokens * 2);
     got["decode_b1"] = decode_rate(t);
+    const EngineMetrics after = e.metrics();
+    if (o.step_times && after.graph_replays_timed > before.graph_replays_timed && got["decode_b1"] > 0) {
+      const double gpu_us = 1e3 * (after.graph_replay_gpu_ms - before.graph_replay_gpu_ms) /
+                            (after.graph_replays_timed - before.graph_replays_timed);
+      const double step_us = 1e6 / got["decode_b1"];
+      std::printf("decode b1: %.1f us between tokens, %.1f us of it the step's graph on the device (%.1f%%): "
+                  "%.1f us for the host, the launch and the token's read-back\n",
+                  step_us, gpu_us, 100 * gpu_us / step_us, step_us - gpu_us);
+    }
   }
   if (!o.only_b1) {
     std::vector<std::vector<int32_t>> prompts;
@@ -230,6 +246,7 @@ int main(int argc, char** argv) {
     else if (a == "--decode-tokens") o.decode_tokens = std::atoi(value().c_str());
     else if (a == "--prefill") o.prefill = std::atoi(value().c_str());
     else if (a == "--only-b1") o.only_b1 = true;
+    else if (a == "--step-times") o.step_times = true;
     else if (a == "--skip-ops") {
       const std::string list = value();
       for (size_t at = 0; at <= list.size();) {
@@ -239,9 +256,11 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--help" || a == "-h") {
       std::printf("usage: e2e_bench --model PATH [--device cuda:0] [--peer FILE] [--batch 32] [--decode-tokens 128]\n"
-                  "                 [--prefill 2048] [--only-b1] [--skip-ops OP,...]\n"
-                  "  --skip-ops  timing only (the output is wrong): leave these per-layer ops out of every step\n"
-                  "              (attn_norm qkv rope attn o ffn_norm gate_up down)\n");
+                  "                 [--prefill 2048] [--only-b1] [--skip-ops OP,...] [--step-times]\n"
+                  "  --skip-ops    timing only (the output is wrong): leave these per-layer ops out of every step\n"
+                  "                (attn_norm qkv rope attn o ffn_norm gate_up down)\n"
+                  "  --step-times  also time each decode graph on the device (one more wait per step) and print,\n"
+                  "                at batch 1, its time beside the time between tokens\n");
       return 0;
     } else {
       std::fprintf(stderr, "e2e_bench: unknown argument %s (try --help)\n", a.c_str());

@@ -35,6 +35,13 @@ struct DeviceBuffer {
 // `bytes` bytes of b from `offset` on (the caller keeps it in range).
 inline DeviceBuffer slice(DeviceBuffer b, size_t offset, size_t bytes) { return {b.ptr + offset, bytes}; }
 
+// Host memory for copies the host queues without waiting (alloc_host):
+// page-locked on GPUs, plain memory on the CPU backend.
+struct HostBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+};
+
 struct KernelHandle {
   void* function = nullptr;
 };
@@ -61,6 +68,17 @@ class Backend {
   virtual void free(DeviceBuffer buffer) = 0;
   virtual Status copy_to_device(DeviceBuffer dst, const void* src, size_t bytes) = 0;
   virtual Status copy_to_host(void* dst, DeviceBuffer src, size_t bytes) = 0;
+  // Host memory the device copies from and to directly (page-locked on
+  // GPUs, unless FT_PINNED_HOST=0; the CPU backend and that setting give
+  // plain memory). Free it with free_host.
+  virtual Result<HostBuffer> alloc_host(size_t bytes);
+  virtual void free_host(HostBuffer buffer);
+  // Queued copies between alloc_host memory and the device, in stream order
+  // with launches: they may return before the copy is done, so the host
+  // leaves `src` unchanged (upload) and does not read `dst` (download) until
+  // synchronize(). Not capturable. The default copies synchronously.
+  virtual Status upload(DeviceBuffer dst, HostBuffer src, size_t bytes);
+  virtual Status download(HostBuffer dst, DeviceBuffer src, size_t bytes);
   virtual Status fill_bytes(DeviceBuffer dst, uint8_t value) = 0;
   virtual Status copy_on_device(DeviceBuffer dst, DeviceBuffer src, size_t bytes) = 0;
   // `rows` rows of `width` bytes from src (rows `src_pitch` bytes apart) to

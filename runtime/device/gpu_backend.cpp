@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <filesystem>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct GpuApi {
   int (*mem_get_info)(size_t*, size_t*);
   int (*mem_alloc)(Ptr*, size_t);
   int (*mem_free)(Ptr);
+  // Page-locked host memory (cuMemHostAlloc / hipHostMalloc, flags 0); optional.
+  int (*host_alloc)(void**, size_t, unsigned) = nullptr;
+  int (*host_free)(void*) = nullptr;
   int (*memcpy_htod_async)(Ptr, const void*, size_t, Handle);
   int (*memcpy_dtoh_async)(void*, Ptr, size_t, Handle);
   int (*memcpy_dtod_async)(Ptr, Ptr, size_t, Handle);
@@ -120,6 +124,7 @@ class GpuBackend final : public Backend {
       api_.stream_destroy(stream_);
     }
     for (Handle m : modules_) api_.module_unload(m);
+    for (void* p : pinned_blocks_) api_.host_free(p);
     if (api_.primary_ctx_release) api_.primary_ctx_release(ordinal_);
   }
 
@@ -130,6 +135,8 @@ class GpuBackend final : public Backend {
     int sm = 0;
     if (kind_ == DeviceKind::kCuda && api_.cu_launch_kernel_ex && std::sscanf(info_.arch.c_str(), "sm_%d", &sm) == 1)
       pdl_ = sm >= 90 && !(env && std::string(env) == "0");
+    const char* pin = std::getenv("FT_PINNED_HOST");
+    pinned_ = api_.host_alloc && api_.host_free && !(pin && std::string(pin) == "0");
     return check(api_.stream_create(&stream_, api_.stream_non_blocking), "stream create");
   }
 
@@ -163,6 +170,37 @@ class GpuBackend final : public Backend {
     if (bytes > src.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes from a {}-byte buffer", bytes, src.bytes);
     FT_RETURN_IF_ERROR(check(api_.memcpy_dtoh_async(dst, src.ptr, bytes, stream_), "device-to-host copy"));
     return synchronize();
+  }
+  Result<HostBuffer> alloc_host(size_t bytes) override {
+    if (!pinned_) return Backend::alloc_host(bytes);
+    bind();
+    void* p = nullptr;
+    // Where memory cannot be locked (a low RLIMIT_MEMLOCK), plain memory
+    // serves: its copies only wait.
+    if (api_.host_alloc(&p, bytes ? bytes : 1, 0) != 0 || !p) return Backend::alloc_host(bytes);
+    pinned_blocks_.insert(p);
+    return HostBuffer{p, bytes};
+  }
+  void free_host(HostBuffer b) override {
+    if (!pinned_blocks_.erase(b.ptr)) return Backend::free_host(b);
+    bind();
+    api_.host_free(b.ptr);
+  }
+  // From page-locked memory the copy is queued and the call returns; from
+  // plain memory (FT_PINNED_HOST=0) it is the synchronous copy.
+  Status upload(DeviceBuffer dst, HostBuffer src, size_t bytes) override {
+    if (!pinned_blocks_.count(src.ptr)) return Backend::upload(dst, src, bytes);
+    bind();
+    if (bytes > src.bytes || bytes > dst.bytes)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "upload of {} bytes from {} into {} bytes", bytes, src.bytes, dst.bytes);
+    return check(api_.memcpy_htod_async(dst.ptr, src.ptr, bytes, stream_), "host-to-device copy");
+  }
+  Status download(HostBuffer dst, DeviceBuffer src, size_t bytes) override {
+    if (!pinned_blocks_.count(dst.ptr)) return Backend::download(dst, src, bytes);
+    bind();
+    if (bytes > dst.bytes || bytes > src.bytes)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "download of {} bytes from {} into {} bytes", bytes, src.bytes, dst.bytes);
+    return check(api_.memcpy_dtoh_async(dst.ptr, src.ptr, bytes, stream_), "device-to-host copy");
   }
   Status fill_bytes(DeviceBuffer dst, uint8_t value) override {
     bind();
@@ -298,6 +336,8 @@ class GpuBackend final : public Backend {
   Handle stream_ = nullptr;
   bool pdl_ = false;     // the device and driver have programmatic dependent launch
   bool overlap_ = true;  // set_launch_overlap()
+  bool pinned_ = false;  // alloc_host gives page-locked memory
+  std::set<void*> pinned_blocks_;  // alloc_host's page-locked blocks
   std::vector<Handle> modules_;
   const uint64_t id_ = [] {
     static std::atomic<uint64_t> next{1};
@@ -367,6 +407,8 @@ Result<std::unique_ptr<Backend>> open_cuda_backend(int ordinal) {
             bind(lib, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, a.event_elapsed) &&
             bind(lib, {"cuEventDestroy_v2", "cuEventDestroy"}, a.event_destroy);
   bind(lib, {"cuLaunchKernelEx"}, a.cu_launch_kernel_ex);  // optional: CUDA 12+
+  bind(lib, {"cuMemHostAlloc"}, a.host_alloc);            // optional: page-locked host memory
+  bind(lib, {"cuMemFreeHost"}, a.host_free);
   if (!ok) return FT_ERROR(ErrorCode::kNotFound, "libcuda.so.1 lacks a driver API entry point ft needs (driver too old?)");
   if (int rc = a.init(0); rc != 0)
     return FT_ERROR(ErrorCode::kDevice, "cuInit failed (error {}): no usable NVIDIA GPU or driver", rc);
@@ -440,6 +482,8 @@ Result<std::unique_ptr<Backend>> open_hip_backend(int ordinal) {
             bind(lib, {"hipEventCreateWithFlags"}, a.event_create) && bind(lib, {"hipEventRecord"}, a.event_record) &&
             bind(lib, {"hipEventSynchronize"}, a.event_synchronize) &&
             bind(lib, {"hipEventElapsedTime"}, a.event_elapsed) && bind(lib, {"hipEventDestroy"}, a.event_destroy);
+  bind(lib, {"hipHostMalloc", "hipHostAlloc"}, a.host_alloc);  // optional: page-locked host memory
+  bind(lib, {"hipHostFree"}, a.host_free);
   if (!ok) return FT_ERROR(ErrorCode::kNotFound, "the ROCm runtime lacks a HIP entry point ft needs (ROCm too old?)");
   if (int rc = a.init(0); rc != 0)
     return FT_ERROR(ErrorCode::kDevice, "hipInit failed ({}): no usable AMD GPU or driver", a.error_text(rc));

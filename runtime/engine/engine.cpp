@@ -111,6 +111,7 @@ class EngineImpl final : public Engine {
     eo.max_blocks_per_seq = (max_context_ + bs - 1) / bs;
     eo.sample_vocab = valid_vocab();
     eo.skip_ops = o.skip_ops;
+    eo.time_graph_replays = o.time_graph_replays;
     const DType act = backend_->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
     const int64_t per_block = static_cast<int64_t>(kv_block_bytes(config_, bs, act));
     int64_t kv_bytes = o.kv_cache_bytes;
@@ -279,6 +280,11 @@ class EngineImpl final : public Engine {
       std::lock_guard<std::mutex> lock(mu_);
       if (secs > 0 && decoded > 0 && static_cast<int>(batch.tokens.size()) == decoded)
         metrics_.decode_tokens_per_s_last = decoded / secs;
+      if (options_.time_graph_replays) {
+        const GraphStats g = executor_->graph_stats();
+        metrics_.graph_replays_timed = g.timed_replays;
+        metrics_.graph_replay_gpu_ms = g.replay_gpu_ms;
+      }
       update_gauges();
     }
   }

@@ -35,6 +35,7 @@ struct EngineOptions {
   std::string chat_template_path;  // overrides the model's template
   bool prefix_caching = true;
   std::vector<std::string> skip_ops;  // timing experiments only: ExecutorOptions::skip_ops
+  bool time_graph_replays = false;    // measurement: ExecutorOptions::time_graph_replays
 };
 
 struct SamplingParams {
@@ -109,6 +110,10 @@ struct EngineMetrics {
   double ttft_ms_sum = 0;
   uint64_t ttft_count = 0;
   double decode_tokens_per_s_last = 0;
+  // With EngineOptions::time_graph_replays: decode graph replays timed so
+  // far and their device time in all.
+  uint64_t graph_replays_timed = 0;
+  double graph_replay_gpu_ms = 0;
 };
 
 class Engine {

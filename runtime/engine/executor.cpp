@@ -53,6 +53,7 @@ class ExecutorImpl final : public Executor {
   ~ExecutorImpl() override {
     drop_graphs();
     for (DeviceBuffer buf : owned_) b_.free(buf);
+    for (HostBuffer buf : {staging_, drawn_}) if (buf.ptr) b_.free_host(buf);
   }
 
   const KvLayout& kv_layout() const override { return kv_; }
@@ -148,7 +149,7 @@ class ExecutorImpl final : public Executor {
     }
     FT_ASSIGN_OR_RETURN(last_, alloc(S * H * es));
     FT_ASSIGN_OR_RETURN(logits_, alloc(S * padded_vocab_ * es));
-    plan_step_inputs();
+    FT_RETURN_IF_ERROR(plan_step_inputs());
     FT_ASSIGN_OR_RETURN(step_in_, alloc(in_.total * 4));
     FT_ASSIGN_OR_RETURN(ids_out_, alloc(S * 4));
     sample_vocab_ = opt_.sample_vocab > 0 ? std::min(opt_.sample_vocab, vocab) : vocab;
@@ -211,7 +212,8 @@ class ExecutorImpl final : public Executor {
     const int S_run = graph ? bucket_for(S) : S;
     std::vector<int> sample_rows;  // the row of h_ each drawn token comes from
     stage_inputs(batch, S_run, graph, sample_rows);
-    FT_RETURN_IF_ERROR(b_.copy_to_device(step_in_, staging_.data(), staging_.size() * 4));
+    // Queued, as are the step and the read of its tokens: one wait per step.
+    FT_RETURN_IF_ERROR(b_.upload(step_in_, staging_, staging_.bytes));
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim)));
     if (graph) {
       const int ctx_bucket = std::clamp(std::bit_ceil(static_cast<unsigned>(max_ctx)), 256u,
@@ -224,9 +226,9 @@ class ExecutorImpl final : public Executor {
       if (!sample_rows.empty()) FT_RETURN_IF_ERROR(head_and_sample(sample_rows));
     }
     const int n_sampled = graph ? S_run : static_cast<int>(sample_rows.size());
-    std::vector<int32_t> drawn(n_sampled);
-    if (n_sampled > 0) FT_RETURN_IF_ERROR(b_.copy_to_host(drawn.data(), ids_out_, n_sampled * 4));
-    else FT_RETURN_IF_ERROR(b_.synchronize());
+    if (n_sampled > 0) FT_RETURN_IF_ERROR(b_.download(drawn_, ids_out_, n_sampled * 4));
+    FT_RETURN_IF_ERROR(b_.synchronize());
+    const int32_t* drawn = static_cast<const int32_t*>(drawn_.ptr);
 
     // Tokens and host logits rows, in batch order. Rows of host_logits
     // sequences are read before all_logits rows reuse the logits buffer.
@@ -271,10 +273,11 @@ class ExecutorImpl final : public Executor {
       Batch empty;  // padding only: context 0, no KV writes
       std::vector<int> rows;
       stage_inputs(empty, bucket, true, rows);
-      FT_RETURN_IF_ERROR(b_.copy_to_device(step_in_, staging_.data(), staging_.size() * 4));
+      FT_RETURN_IF_ERROR(b_.upload(step_in_, staging_, staging_.bytes));
       FT_RETURN_IF_ERROR(run_decode_graph(bucket, std::min(256, opt_.max_blocks_per_seq * kv_.block_size)));
+      FT_RETURN_IF_ERROR(b_.synchronize());  // before the staging is written again
     }
-    return b_.synchronize();
+    return Status();
   }
 
   GraphStats graph_stats() const override { return stats_; }
@@ -294,7 +297,7 @@ class ExecutorImpl final : public Executor {
     size_t ids, positions, slots, q_start, context_lens, tables, params, total;  // in int32 units
   };
 
-  void plan_step_inputs() {
+  Status plan_step_inputs() {
     const size_t T = opt_.max_tokens_per_step, S = opt_.max_seqs_per_step;
     size_t at = 0;
     auto take = [&](size_t n) { const size_t o = at; at += (n + 1) / 2 * 2; return o; };  // 8-byte aligned
@@ -306,7 +309,10 @@ class ExecutorImpl final : public Executor {
     in_.tables = take(S * opt_.max_blocks_per_seq);
     in_.params = take(S * sizeof(SamplingRow) / 4);
     in_.total = at;
-    staging_.assign(in_.total, 0);
+    FT_ASSIGN_OR_RETURN(staging_, b_.alloc_host(in_.total * 4));
+    std::memset(staging_.ptr, 0, staging_.bytes);
+    FT_ASSIGN_OR_RETURN(drawn_, b_.alloc_host(S * 4));
+    return Status();
   }
 
   DeviceBuffer step_slice(size_t offset, size_t count) const { return slice(step_in_, offset * 4, count * 4); }
@@ -317,7 +323,7 @@ class ExecutorImpl final : public Executor {
   // want_logits sequence (eager steps).
   void stage_inputs(const Batch& batch, int pad_to, bool graph, std::vector<int>& sample_rows) {
     const int S = static_cast<int>(batch.seqs.size()), MB = opt_.max_blocks_per_seq;
-    int32_t* st = staging_.data();
+    int32_t* st = static_cast<int32_t*>(staging_.ptr);
     std::copy(batch.tokens.begin(), batch.tokens.end(), st + in_.ids);
     std::copy(batch.positions.begin(), batch.positions.end(), st + in_.positions);
     std::copy(batch.slots.begin(), batch.slots.end(), st + in_.slots);
@@ -501,7 +507,11 @@ class ExecutorImpl final : public Executor {
     const uint64_t key = static_cast<uint64_t>(bucket) << 32 | static_cast<uint32_t>(ctx_bucket);
     if (auto it = graphs_.find(key); it != graphs_.end()) {
       ++stats_.replays;
-      return b_.replay(it->second);
+      if (!opt_.time_graph_replays) return b_.replay(it->second);
+      FT_ASSIGN_OR_RETURN(const double ms, b_.time_ms([&] { return b_.replay(it->second); }, 1));
+      ++stats_.timed_replays;
+      stats_.replay_gpu_ms += ms;
+      return Status();
     }
     const AttentionShape attn{bucket, bucket, static_cast<int>(c_.num_heads), 1, ctx_bucket, opt_.max_blocks_per_seq,
                               static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim)))};
@@ -675,7 +685,8 @@ class ExecutorImpl final : public Executor {
   DeviceBuffer x_, residual_, h_, qkv_, q_, attn_, gate_up_, act_out_, part_, q8_, last_, logits_;
   DeviceBuffer step_in_, ids_out_, workspace_;
   StepLayout in_{};
-  std::vector<int32_t> staging_;  // host copy of step_in_
+  HostBuffer staging_;  // host copy of step_in_ (page-locked on GPUs)
+  HostBuffer drawn_;    // the step's drawn tokens, read back
   int sample_vocab_ = 0;
   bool graphs_on_ = false, graphs_allowed_ = false;
   std::vector<int> buckets_;

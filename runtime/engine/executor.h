@@ -68,6 +68,9 @@ struct ExecutorOptions {
   // here are not run, so the output is wrong; what a step loses without one
   // bounds what that op costs it. Names: kLayerOpNames.
   std::vector<std::string> skip_ops;
+  // Measurement (e2e_bench --step-times): each graph replay is timed on the
+  // device (GraphStats::replay_gpu_ms), at the cost of one more wait per step.
+  bool time_graph_replays = false;
 };
 
 // The per-layer ops of the forward pass, in order, as skip_ops names them.
@@ -78,6 +81,8 @@ struct GraphStats {
   int captured = 0;
   int replays = 0;
   double capture_ms = 0;           // total time spent capturing
+  int timed_replays = 0;           // with ExecutorOptions::time_graph_replays:
+  double replay_gpu_ms = 0;        // their device time in all
 };
 
 class Executor {

@@ -3,6 +3,7 @@
 // GPUs from the kernel driver's topology.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -65,6 +66,33 @@ TEST(Devices, CpuBackendCopiesAndFills) {
   EXPECT_EQ((*b)->begin_capture().code(), ErrorCode::kUnsupported);
   EXPECT_EQ((*b)->load_kernel("", "f").status().code(), ErrorCode::kUnsupported);
   (*b)->free(*buf);
+}
+
+// Host buffers on the CPU backend: plain memory, and upload/download are the
+// synchronous copies, bounds-checked on both sides.
+TEST(Devices, CpuBackendHostBuffers) {
+  auto b = open_backend("cpu");
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  auto host = (*b)->alloc_host(40);
+  ASSERT_TRUE(host.ok());
+  ASSERT_NE(host->ptr, nullptr);
+  EXPECT_EQ(host->bytes, 40u);
+  auto dev = (*b)->alloc(48);
+  ASSERT_TRUE(dev.ok());
+  auto* p = static_cast<uint8_t*>(host->ptr);
+  for (int i = 0; i < 40; ++i) p[i] = static_cast<uint8_t>(200 - i);
+  ASSERT_TRUE((*b)->upload(*dev, *host, 40).ok());
+  std::memset(host->ptr, 0, 40);
+  ASSERT_TRUE((*b)->download(*host, *dev, 40).ok());
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(p[i], static_cast<uint8_t>(200 - i)) << i;
+  EXPECT_EQ((*b)->upload(*dev, *host, 41).code(), ErrorCode::kInvalidArgument);    // past the host buffer
+  EXPECT_EQ((*b)->download(*host, *dev, 41).code(), ErrorCode::kInvalidArgument);  // likewise
+  auto small = (*b)->alloc(8);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ((*b)->upload(*small, *host, 9).code(), ErrorCode::kInvalidArgument);   // past the device buffer
+  (*b)->free(*small);
+  (*b)->free(*dev);
+  (*b)->free_host(*host);
 }
 
 TEST(Devices, BadNamesAreErrorsThatListTheChoices) {

@@ -24,6 +24,7 @@ const Family kFamilies[] = {
     {"gemm", check_gemm},
     {"matmul", check_matmul},
     {"attention", check_attention},
+    {"device", check_device},
 };
 
 double default_tolerance(DType t) { return t == DType::kF32 ? 1e-5 : 1e-2; }

@@ -34,5 +34,6 @@ std::vector<CheckCase> check_sampling(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng);
 std::vector<CheckCase> check_attention(OpContext& ctx, std::mt19937& rng);
+std::vector<CheckCase> check_device(OpContext& ctx, std::mt19937& rng);
 
 }  // namespace ft::gpu
