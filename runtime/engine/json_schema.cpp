@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <set>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -133,14 +135,21 @@ class SchemaCompiler {
     return Status();
   }
 
-  // An integer's range (minimum, maximum, exclusiveMinimum, exclusiveMaximum:
-  // any JSON numbers) as inclusive bounds in n.min_value and n.max_value.
+  // A range's bound (minimum, maximum, exclusiveMinimum, exclusiveMaximum:
+  // any finite JSON number), or an error.
+  static Status bound_value(const ojson& v, const char* key, const std::string& where) {
+    if (!v.is_number()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a number", where, key);
+    if (v.is_number_float() && !std::isfinite(v.get<double>()))
+      return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be finite", where, key);
+    return Status();
+  }
+
+  // An integer's range as inclusive bounds in n.min_value and n.max_value.
   static Status range(const ojson& s, const std::string& where, JsonSchema::Node& n) {
     for (const char* key : kRangeKeys) {
       if (!s.contains(key)) continue;
       const ojson& v = s[key];
-      if (!v.is_number())
-        return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a number", where, key);
+      FT_RETURN_IF_ERROR(bound_value(v, key, where));
       const std::string_view k = key;
       const bool lower = k == "minimum" || k == "exclusiveMinimum", exclusive = k.starts_with("exclusive");
       // The integer bound: the least integer at or above (or above) a lower
@@ -148,7 +157,6 @@ class SchemaCompiler {
       long double b = v.is_number_integer() ? (v.is_number_unsigned() ? static_cast<long double>(v.get<uint64_t>())
                                                                        : static_cast<long double>(v.get<int64_t>()))
                                             : static_cast<long double>(v.get<double>());
-      if (!std::isfinite(b)) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be finite", where, key);
       b = lower ? (exclusive ? std::floor(b) + 1 : std::ceil(b)) : (exclusive ? std::ceil(b) - 1 : std::floor(b));
       const long double lo = static_cast<long double>(INT64_MIN), hi = static_cast<long double>(INT64_MAX);
       const int64_t bound = b <= lo ? INT64_MIN : b >= hi ? INT64_MAX : static_cast<int64_t>(b);
@@ -159,6 +167,28 @@ class SchemaCompiler {
     if (n.min_value > n.max_value)
       return FT_ERROR(ErrorCode::kUnsupported, "{}: no integer lies between {} and {}: the range matches nothing", where,
                       n.min_value, n.max_value);
+    return Status();
+  }
+
+  // A number's range as inclusive bounds in n.min_number and n.max_number:
+  // the doubles a value may parse to (an exclusive bound's neighbour, as a
+  // validator compares the parsed double with the bound).
+  static Status number_range(const ojson& s, const std::string& where, JsonSchema::Node& n) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    for (const char* key : kRangeKeys) {
+      if (!s.contains(key)) continue;
+      const ojson& v = s[key];
+      FT_RETURN_IF_ERROR(bound_value(v, key, where));
+      const std::string_view k = key;
+      const bool lower = k == "minimum" || k == "exclusiveMinimum", exclusive = k.starts_with("exclusive");
+      double b = v.get<double>();
+      if (exclusive) b = std::nextafter(b, lower ? kInf : -kInf);
+      if (lower) n.min_number = std::max(n.min_number, b);
+      else n.max_number = std::min(n.max_number, b);
+      n.ranged = true;
+    }
+    if (n.min_number > n.max_number)
+      return FT_ERROR(ErrorCode::kUnsupported, "{}: no number lies in the range: it matches nothing", where);
     return Status();
   }
 
@@ -234,17 +264,16 @@ class SchemaCompiler {
                               "exclusiveMinimum", "exclusiveMaximum"})
         if (s.contains(key))
           return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' without a 'type' is not supported", where, key);
-    if (t == "number")
-      for (const char* key : kRangeKeys)
-        if (s.contains(key))
-          return FT_ERROR(ErrorCode::kUnsupported, "{}: '{}' is supported on integers, not on numbers", where, key);
     if (t == "string") {
       n.kind = Kind::kString;
       FT_RETURN_IF_ERROR(counts(s, "minLength", "maxLength", where, n));
     } else if (t == "integer") {
       n.kind = Kind::kInteger;
       FT_RETURN_IF_ERROR(range(s, where, n));
-    } else if (t == "number") n.kind = Kind::kNumber;
+    } else if (t == "number") {
+      n.kind = Kind::kNumber;
+      FT_RETURN_IF_ERROR(number_range(s, where, n));
+    }
     else if (t == "boolean") n = literals({"false", "true"});
     else if (t == "null") n = literals({"null"});
     else if (t == "array") {
@@ -444,6 +473,71 @@ bool integer_in_range(const JsonSchema::Node& n, bool negative, uint64_t magnitu
   return v >= n.min_value && v <= n.max_value;
 }
 
+// A ranged number's frame (SchemaState::Frame): its sign, point and digits.
+constexpr uint16_t kNumNegative = 1, kNumPoint = 2;
+constexpr int kMaxSignificant = 19;  // significant digits a ranged number may have (a double needs 17)
+
+// The digits read so far without sign or point (leading zeros, then the
+// significant digits), plus `up` in the last place; the point goes after
+// the first `point` of them (the carry of `up` may add a digit in front).
+std::string number_digits(const SchemaState::Frame& f, bool up, int& point) {
+  const int total = f.hi + f.index;
+  std::string sig = f.pos > 0 ? std::to_string(f.magnitude) : "";  // pos digits: the first is nonzero
+  std::string d = std::string(static_cast<size_t>(total - static_cast<int>(sig.size())), '0') + sig;
+  point = f.hi;
+  if (up) {
+    int i = total - 1;
+    for (; i >= 0 && d[i] == '9'; --i) d[i] = '0';
+    if (i >= 0) {
+      ++d[i];
+    } else {
+      d.insert(d.begin(), '1');
+      ++point;
+    }
+  }
+  return d;
+}
+
+// The double a decimal text of `digits` (point after `point` of them, then
+// `zeros` more zeros before it) parses to, as a validator reads it.
+double parse_decimal(const std::string& digits, int point, int zeros) {
+  std::string text = digits.substr(0, point) + std::string(static_cast<size_t>(zeros), '0');
+  if (text.empty()) text = "0";
+  if (point < static_cast<int>(digits.size())) text += "." + digits.substr(point);
+  return std::strtod(text.c_str(), nullptr);
+}
+
+// Whether some number that begins with what the frame read (no exponent:
+// a ranged number is written without one) parses into the node's range.
+// In magnitude space (a minus sign mirrors the range), the digits so far
+// reach [a, b): after the point, from the digits to the digits plus one in
+// their last place; before it, that for each count of digits still to come
+// (I, then I0-I9, ...; a lone 0 reaches [0, 1)).
+bool number_reachable(const JsonSchema::Node& n, const SchemaState::Frame& f) {
+  const bool negative = f.lo & kNumNegative;
+  const double lo = negative ? -n.max_number : n.min_number, hi = negative ? -n.min_number : n.max_number;
+  if (f.hi == 0) return hi >= 0;  // a sign at most: any magnitude
+  const auto overlaps = [&](double a, double b) { return a < b ? a <= hi && b > lo : a >= lo && a <= hi; };
+  int point = 0, up_point = 0;
+  const std::string digits = number_digits(f, false, point), up = number_digits(f, true, up_point);
+  if (f.lo & kNumPoint) return overlaps(parse_decimal(digits, point, 0), parse_decimal(up, up_point, 0));
+  if (f.magnitude == 0) return overlaps(0, 1);  // a leading 0: no digit may follow it
+  for (int zeros = 0; zeros <= 310; ++zeros) {
+    const double a = parse_decimal(digits, point, zeros);
+    if (a > hi) return false;
+    if (overlaps(a, parse_decimal(up, up_point, zeros))) return true;
+  }
+  return false;
+}
+
+bool number_in_range(const JsonSchema::Node& n, const SchemaState::Frame& f) {
+  int point = 0;
+  const std::string digits = number_digits(f, false, point);  // sets point
+  const double v = parse_decimal(digits, point, 0);
+  const double x = (f.lo & kNumNegative) ? -v : v;
+  return x >= n.min_number && x <= n.max_number;
+}
+
 }  // namespace
 
 SchemaState::SchemaState(const JsonSchema* s) : schema(s) {
@@ -528,6 +622,26 @@ bool SchemaState::feed(uint8_t c) {
             }
             if (!integer_reachable(n, f.lo != 0, f.magnitude, f.pos)) return false;
           }
+          // A ranged number likewise, written without an exponent and in at
+          // most kMaxSignificant significant digits (every double of the
+          // range can be).
+          if (n.kind == Kind::kNumber && n.ranged) {
+            if (c == '-') {
+              f.lo |= kNumNegative;
+            } else if (c == '.') {
+              f.lo |= kNumPoint;
+            } else if (c >= '0' && c <= '9') {
+              if (f.magnitude > 0 || c != '0') {
+                if (f.pos >= kMaxSignificant) return false;
+                f.magnitude = f.magnitude * 10 + static_cast<uint64_t>(c - '0');
+                ++f.pos;
+              }
+              ++(f.lo & kNumPoint ? f.index : f.hi);
+            } else {
+              return false;  // an exponent
+            }
+            if (!number_reachable(n, f)) return false;
+          }
           f.value = t;
           if (counted && c != '"' && f.index < kMaxCount) ++f.index;  // held at kMaxCount, above any minLength
           if (t.complete()) pop();
@@ -535,6 +649,7 @@ bool SchemaState::feed(uint8_t c) {
         }
         if (!t.complete()) return false;
         if (n.kind == Kind::kInteger && n.ranged && !integer_in_range(n, f.lo != 0, f.magnitude)) return false;
+        if (n.kind == Kind::kNumber && n.ranged && !number_in_range(n, f)) return false;
         pop();  // a number ended before this byte, which is its container's
         continue;
       }

@@ -6,8 +6,9 @@
 //   type: object (properties, required; no other keys: additionalProperties
 //     is taken as false; properties come in the schema's order, optional
 //     ones may be left out), array (items, minItems, maxItems), string
-//     (minLength, maxLength), integer (minimum, maximum, exclusiveMinimum,
-//     exclusiveMaximum), number, boolean, null, or a list of types;
+//     (minLength, maxLength), integer and number (minimum, maximum,
+//     exclusiveMinimum, exclusiveMaximum; a number with a range is written
+//     without an exponent), boolean, null, or a list of types;
 //   enum and const (any JSON values); anyOf / oneOf whose alternatives open
 //     with different characters (a string or null, an object or null, ...),
 //     or are objects that begin with the same required property holding
@@ -18,13 +19,13 @@
 // Annotations (title, description, default, examples, format, $schema,
 // $id, $comment, strict) are ignored; any other keyword (pattern,
 // multipleOf, uniqueItems, allOf, not, patternProperties, ...) is refused
-// with a message naming it, not silently dropped, as are value ranges on a
-// number that is not an integer. Length and range keywords are ignored
+// with a message naming it, not silently dropped. Length and range keywords are ignored
 // beside a type they do not apply to (minLength on an integer), as JSON
 // Schema has it, and refused with no type at all.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,6 +64,10 @@ class JsonSchema {
     // kInteger: the least and most value (minimum, maximum and the exclusive
     // forms, as inclusive bounds); ranged: either was given.
     int64_t min_value = INT64_MIN, max_value = INT64_MAX;
+    // kNumber: the least and most double a value may parse to (the exclusive
+    // forms as the neighbouring double); ranged: either was given. A ranged
+    // number is written without an exponent, in at most 19 significant digits.
+    double min_number = -std::numeric_limits<double>::infinity(), max_number = std::numeric_limits<double>::infinity();
     bool ranged = false;
     std::vector<std::string> literals;    // kLiterals: JSON texts, sorted
     int alternative[256] = {};            // kAnyOf: per first byte, node + 1 (0: none)
@@ -87,9 +92,12 @@ struct SchemaState {
     uint8_t unused = 0;
     uint16_t index = 0;  // kObject: the next property that may come; kArray: items begun; kString: characters
     // Literal matching: candidates [lo, hi), bytes matched; a ranged integer:
-    // lo = 1 after a minus sign, pos digits read.
+    // lo = 1 after a minus sign, pos digits read; a ranged number: lo bit 0
+    // after a minus sign, bit 1 after the point, hi digits before the point,
+    // index after it, pos significant digits (from the first nonzero one).
     uint16_t lo = 0, hi = 0, pos = 0;
-    uint64_t magnitude = 0;            // a ranged integer: the digits so far (saturated above 10^19)
+    uint64_t magnitude = 0;            // a ranged integer or number: its (significant) digits so far
+                                       // (an integer's saturated above 10^19)
     bool operator==(const Frame&) const = default;
   };
 

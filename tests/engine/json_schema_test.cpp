@@ -269,11 +269,68 @@ TEST(JsonSchema, IntegerRanges) {
   expect_accepts(*half, "[1, 2]");
   for (const char* bad : {"[0]", "[3]"}) EXPECT_EQ(run(*half, bad), -1) << bad;
   for (const char* bad : {R"({"type": "integer", "minimum": 3, "maximum": 2})", R"({"type": "integer", "exclusiveMinimum": 1, "exclusiveMaximum": 2})",
-                          R"({"type": "integer", "minimum": "1"})", R"({"type": "number", "minimum": 0})", R"({"minimum": 0})"})
+                          R"({"type": "integer", "minimum": "1"})", R"({"minimum": 0})"})
     EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
   auto text = compile_ok(R"({"type": "string", "minimum": 5})");  // ignored beside a string
   ASSERT_TRUE(text);
   expect_accepts(*text, R"("a")");
+}
+
+// pydantic's confloat(ge=..., le=...) and Field(gt=..., lt=...) on a float:
+// the value, parsed to a double as a validator reads it, stays in the range;
+// it is written without an exponent.
+TEST(JsonSchema, NumberRanges) {
+  auto unit = compile_ok(R"({"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}})");
+  ASSERT_TRUE(unit);
+  for (const char* ok : {"[0]", "[1]", "[0.5, 0.25]", "[1.0]", "[1.000]", "[0.999]", "[-0]", "[-0.0]", "[0.0001]"})
+    expect_accepts(*unit, ok);
+  for (const char* bad : {"[1.5]", "[2]", "[-0.5]", "[1.0001]", "[10]", "[5e-1]", "[0.1E1]", "[-1]"})
+    EXPECT_EQ(run(*unit, bad), -1) << bad;
+  // Prefixes are refused as soon as no number of the range begins with them.
+  for (const char* open : {"[0", "[0.", "[1", "[1.", "[1.0", "[-", "[-0", "[-0."}) EXPECT_EQ(run(*unit, open), 0) << open;
+  for (const char* dead : {"[2", "[1.1", "[1.01", "[-1", "[-0.1", "[0e", "[1e"}) EXPECT_EQ(run(*unit, dead), -1) << dead;
+  // Exclusive bounds, a range far from 0, bounds that are not exact in
+  // binary (0.1 and 0.3 parse to the bounds' own doubles).
+  auto open = compile_ok(R"({"type": "array", "items": {"type": "number", "exclusiveMinimum": 0.1, "exclusiveMaximum": 0.3}})");
+  ASSERT_TRUE(open);
+  for (const char* ok : {"[0.2]", "[0.1000001]", "[0.2999]"}) expect_accepts(*open, ok);
+  for (const char* bad : {"[0.1]", "[0.3]", "[0.30]", "[0]", "[0.31]"}) EXPECT_EQ(run(*open, bad), -1) << bad;
+  auto closed = compile_ok(R"({"type": "array", "items": {"type": "number", "minimum": 0.1, "maximum": 0.3}})");
+  ASSERT_TRUE(closed);
+  for (const char* ok : {"[0.1]", "[0.3]", "[0.30000]"}) expect_accepts(*closed, ok);
+  EXPECT_EQ(run(*closed, "[0.3000000001]"), -1);
+  auto far = compile_ok(R"({"type": "array", "items": {"type": "number", "minimum": -2500.5, "maximum": -1200}})");
+  ASSERT_TRUE(far);
+  for (const char* ok : {"[-2500.5]", "[-1200]", "[-1999.99]", "[-2500.4999]"}) expect_accepts(*far, ok);
+  for (const char* bad : {"[-2500.51]", "[-1199.9]", "[1500]", "[-12000]", "[-3000]"}) EXPECT_EQ(run(*far, bad), -1) << bad;
+  EXPECT_EQ(run(*far, "[-1"), 0);   // -1200 to -1999.99...
+  EXPECT_EQ(run(*far, "[-3"), -1);  // -3 is above the range, -30 and longer below it
+  auto tiny = compile_ok(R"({"type": "array", "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.00000123}})");
+  ASSERT_TRUE(tiny);
+  for (const char* ok : {"[0.00000123]", "[0.000001]", "[0.0000000000001]"}) expect_accepts(*tiny, ok);
+  for (const char* bad : {"[0]", "[0.0]", "[0.00000124]"}) EXPECT_EQ(run(*tiny, bad), -1) << bad;
+  // At most 19 significant digits: enough for every double, no more.
+  expect_accepts(*unit, "[0.1234567890123456789]");
+  EXPECT_EQ(run(*unit, "[0.12345678901234567890"), -1);
+  expect_accepts(*unit, "[0.00000000000000000000000001]");  // leading zeros are not significant
+  // Unranged numbers keep their exponents.
+  auto free = compile_ok(R"({"type": "array", "items": {"type": "number"}})");
+  ASSERT_TRUE(free);
+  expect_accepts(*free, "[5e-1, -2.5E+3]");
+  // The masks at the range's edges equal checking every token.
+  for (const char* prefix : {"[", "[0", "[0.", "[1", "[1.", "[-", "[-0"}) {
+    SchemaState state(unit.get());
+    for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
+    expect_trie_mask_exact(state, prefix);
+  }
+  for (const char* prefix : {"[-", "[-1", "[-2", "[-25", "[-2500."}) {
+    SchemaState state(far.get());
+    for (const char* c = prefix; *c; ++c) ASSERT_TRUE(state.feed(static_cast<uint8_t>(*c))) << prefix;
+    expect_trie_mask_exact(state, prefix);
+  }
+  for (const char* bad : {R"({"type": "number", "minimum": 2, "maximum": 1})", R"({"type": "number", "exclusiveMinimum": 1, "maximum": 1})",
+                          R"({"type": "number", "minimum": "0"})", R"({"type": "number", "minimum": 1e999})"})
+    EXPECT_FALSE(JsonSchema::compile(bad).ok()) << bad;
 }
 
 TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
@@ -283,7 +340,7 @@ TEST(JsonSchema, WhatIsOutsideTheSubsetIsRefusedByName) {
   } cases[] = {
       {R"({"type": "string", "pattern": "^a"})", "'pattern'"},
       {R"({"type": "array", "maxItems": 2, "uniqueItems": true})", "'uniqueItems'"},
-      {R"({"type": "number", "maximum": 1})", "on integers, not on numbers"},
+      {R"({"type": "number", "minimum": 1, "exclusiveMaximum": 1})", "matches nothing"},
       {R"({"maxLength": 2})", "without a 'type'"},
       {R"({"type": "array", "items": {"type": "integer", "multipleOf": 2}})", "'multipleOf'"},
       {R"({"type": "object", "properties": {"a": {}}, "additionalProperties": true})", "additionalProperties"},
@@ -354,8 +411,9 @@ TEST(JsonSchemaTrie, RandomWalksKeepLengthsAndRanges) {
   auto schema = compile_ok(R"({"type": "object", "properties": {
       "code": {"type": "string", "minLength": 2, "maxLength": 6},
       "n": {"type": "integer", "minimum": -40, "maximum": 1234},
-      "sevens": {"type": "array", "items": {"type": "integer", "minimum": 7, "maximum": 7}, "maxItems": 3}},
-      "required": ["code", "n", "sevens"]})");
+      "sevens": {"type": "array", "items": {"type": "integer", "minimum": 7, "maximum": 7}, "maxItems": 3},
+      "p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}},
+      "required": ["code", "n", "sevens", "p"]})");
   const int closed = closed_walks(schema, 5, {"\"", "\",", ",", "]", "}"},
                                   [](const nlohmann::json& v, const std::string& text) {
                                     const std::string code = v["code"].get<std::string>();
@@ -368,6 +426,9 @@ TEST(JsonSchemaTrie, RandomWalksKeepLengthsAndRanges) {
                                         << text;
                                     EXPECT_LE(v["sevens"].size(), 3u) << text;
                                     for (const auto& x : v["sevens"]) EXPECT_EQ(x, 7) << text;
+                                    EXPECT_TRUE(v["p"].is_number() && v["p"].get<double>() > 0 &&
+                                                v["p"].get<double>() <= 1)
+                                        << text;
                                   });
   EXPECT_GT(closed, 0);
 }
