@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   std::printf("vocabulary %d tokens; trie built in %.0f ms (once per server)\n\n", tok->vocab_size(), ms_since(t));
   auto schema = ft::JsonSchema::compile(R"({"type": "object", "properties": {"name": {"type": "string"},
       "age": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}},
-      "color": {"enum": ["red", "green"]}, "code": {"type": "string", "maxLength": 8}},
+      "color": {"enum": ["red", "green"]}, "code": {"type": "string", "maxLength": 8},
+      "score": {"type": "number", "minimum": 0, "maximum": 1}},
       "required": ["name", "age", "tags", "color"]})");
   // tool_choice "required" over two tools: the union of their calls, told apart by the name.
   auto calls = ft::JsonSchema::compile(R"({"anyOf": [
@@ -93,6 +94,10 @@ int main(int argc, char** argv) {
       "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"red\", \"code\": \"ab", reps);
   row(*tok, trie, "schema: ..\"code\": \"abcdef  (2 left)", s0,
       "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"red\", \"code\": \"abcdef", reps);
+  row(*tok, trie, "schema: ..\"score\": 0.  (range 0-1)", s0,
+      "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"red\", \"score\": 0.", reps);
+  row(*tok, trie, "schema: ..\"score\": 1.0  (at the top)", s0,
+      "{\"name\": \"Jo\", \"age\": 4, \"tags\": [], \"color\": \"red\", \"score\": 1.0", reps);
   const ft::SchemaState c0(calls->get());
   row(*tok, trie, "calls: {\"name\": \"get_  (a name)", c0, "{\"name\": \"get_", reps);
   row(*tok, trie, "calls: ..\"get_time\", \"arg  (a key)", c0, "{\"name\": \"get_time\", \"arg", reps);
