@@ -190,16 +190,12 @@ class GpuBackend final : public Backend {
   // plain memory (FT_PINNED_HOST=0) it is the synchronous copy.
   Status upload(DeviceBuffer dst, HostBuffer src, size_t bytes) override {
     if (!pinned_blocks_.count(src.ptr)) return Backend::upload(dst, src, bytes);
-    bind();
-    if (bytes > src.bytes || bytes > dst.bytes)
-      return FT_ERROR(ErrorCode::kInvalidArgument, "upload of {} bytes from {} into {} bytes", bytes, src.bytes, dst.bytes);
+    FT_RETURN_IF_ERROR(queued_copy_fits("upload", bytes, src.bytes, dst.bytes));
     return check(api_.memcpy_htod_async(dst.ptr, src.ptr, bytes, stream_), "host-to-device copy");
   }
   Status download(HostBuffer dst, DeviceBuffer src, size_t bytes) override {
     if (!pinned_blocks_.count(dst.ptr)) return Backend::download(dst, src, bytes);
-    bind();
-    if (bytes > dst.bytes || bytes > src.bytes)
-      return FT_ERROR(ErrorCode::kInvalidArgument, "download of {} bytes from {} into {} bytes", bytes, src.bytes, dst.bytes);
+    FT_RETURN_IF_ERROR(queued_copy_fits("download", bytes, dst.bytes, src.bytes));
     return check(api_.memcpy_dtoh_async(dst.ptr, src.ptr, bytes, stream_), "device-to-host copy");
   }
   Status fill_bytes(DeviceBuffer dst, uint8_t value) override {
@@ -321,6 +317,14 @@ class GpuBackend final : public Backend {
   void make_current() {
     if (api_.ctx_set_current) api_.ctx_set_current(ctx_);
     if (api_.set_device) api_.set_device(ordinal_);
+  }
+  // Binds the context; an error where `bytes` overruns either side.
+  Status queued_copy_fits(const char* what, size_t bytes, size_t host_bytes, size_t device_bytes) {
+    bind();
+    if (bytes > host_bytes || bytes > device_bytes)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "{} of {} bytes between {} host and {} device bytes", what, bytes,
+                      host_bytes, device_bytes);
+    return Status();
   }
   Status check(int rc, const std::string& what) const {
     if (rc == 0) return Status();

@@ -135,23 +135,27 @@ class SchemaCompiler {
     return Status();
   }
 
-  // A range's bound (minimum, maximum, exclusiveMinimum, exclusiveMaximum:
-  // any finite JSON number), or an error.
-  static Status bound_value(const ojson& v, const char* key, const std::string& where) {
-    if (!v.is_number()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a number", where, key);
-    if (v.is_number_float() && !std::isfinite(v.get<double>()))
-      return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be finite", where, key);
+  // Each bound of a range given (minimum, maximum, exclusiveMinimum,
+  // exclusiveMaximum: any finite JSON number) to take(value, lower,
+  // exclusive); n.ranged set where any was.
+  template <typename Take>
+  static Status bounds(const ojson& s, const std::string& where, JsonSchema::Node& n, Take take) {
+    for (const char* key : kRangeKeys) {
+      if (!s.contains(key)) continue;
+      const ojson& v = s[key];
+      if (!v.is_number()) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be a number", where, key);
+      if (v.is_number_float() && !std::isfinite(v.get<double>()))
+        return FT_ERROR(ErrorCode::kInvalidArgument, "{}: '{}' must be finite", where, key);
+      const std::string_view k = key;
+      take(v, k == "minimum" || k == "exclusiveMinimum", k.starts_with("exclusive"));
+      n.ranged = true;
+    }
     return Status();
   }
 
   // An integer's range as inclusive bounds in n.min_value and n.max_value.
   static Status range(const ojson& s, const std::string& where, JsonSchema::Node& n) {
-    for (const char* key : kRangeKeys) {
-      if (!s.contains(key)) continue;
-      const ojson& v = s[key];
-      FT_RETURN_IF_ERROR(bound_value(v, key, where));
-      const std::string_view k = key;
-      const bool lower = k == "minimum" || k == "exclusiveMinimum", exclusive = k.starts_with("exclusive");
+    FT_RETURN_IF_ERROR(bounds(s, where, n, [&](const ojson& v, bool lower, bool exclusive) {
       // The integer bound: the least integer at or above (or above) a lower
       // bound, the most at or below (or below) an upper one.
       long double b = v.is_number_integer() ? (v.is_number_unsigned() ? static_cast<long double>(v.get<uint64_t>())
@@ -162,8 +166,7 @@ class SchemaCompiler {
       const int64_t bound = b <= lo ? INT64_MIN : b >= hi ? INT64_MAX : static_cast<int64_t>(b);
       if (lower) n.min_value = std::max(n.min_value, bound);
       else n.max_value = std::min(n.max_value, bound);
-      n.ranged = true;
-    }
+    }));
     if (n.min_value > n.max_value)
       return FT_ERROR(ErrorCode::kUnsupported, "{}: no integer lies between {} and {}: the range matches nothing", where,
                       n.min_value, n.max_value);
@@ -175,18 +178,12 @@ class SchemaCompiler {
   // validator compares the parsed double with the bound).
   static Status number_range(const ojson& s, const std::string& where, JsonSchema::Node& n) {
     constexpr double kInf = std::numeric_limits<double>::infinity();
-    for (const char* key : kRangeKeys) {
-      if (!s.contains(key)) continue;
-      const ojson& v = s[key];
-      FT_RETURN_IF_ERROR(bound_value(v, key, where));
-      const std::string_view k = key;
-      const bool lower = k == "minimum" || k == "exclusiveMinimum", exclusive = k.starts_with("exclusive");
+    FT_RETURN_IF_ERROR(bounds(s, where, n, [&](const ojson& v, bool lower, bool exclusive) {
       double b = v.get<double>();
       if (exclusive) b = std::nextafter(b, lower ? kInf : -kInf);
       if (lower) n.min_number = std::max(n.min_number, b);
       else n.max_number = std::min(n.max_number, b);
-      n.ranged = true;
-    }
+    }));
     if (n.min_number > n.max_number)
       return FT_ERROR(ErrorCode::kUnsupported, "{}: no number lies in the range: it matches nothing", where);
     return Status();
