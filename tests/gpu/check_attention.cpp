@@ -17,7 +17,7 @@ namespace {
 
 struct Owned {
   Backend& b;
-  std::vector<DeviceBuffer> bufs;
+  std::vector<DeviceBuffer> bufs = {};
   ~Owned() {
     for (auto d : bufs) b.free(d);
   }
