@@ -10,9 +10,9 @@
 //                  [--step-times]
 //
 // --step-times times each decode graph replay on the device too (one more
-// wait per step) and prints, for batch 1, the device's time per step beside
-// the time between tokens: the difference is what the host, the launch and
-// the token's read-back add to each step.
+// wait per step) and prints, for batch 1 and the batch, the device's time
+// per step beside the time between steps: the difference is what the host,
+// the launch and the tokens' read-back add to each step.
 // --skip-ops (timing experiments; the output is wrong) leaves the named
 // per-layer ops out of every step (attn_norm qkv rope attn o ffn_norm
 // gate_up down): the speed gained bounds what each costs a step.
@@ -171,29 +171,37 @@ int run(const Options& o) {
   std::mt19937 rng(42);
   std::map<std::string, double> got;
 
+  // --step-times: the device's time per decode graph replay beside the time
+  // between steps (batch / total tokens per second).
+  const auto step_times = [&](const char* label, const EngineMetrics& before, int batch, double rate) {
+    const EngineMetrics after = e.metrics();
+    if (!o.step_times || after.graph_replays_timed <= before.graph_replays_timed || rate <= 0) return;
+    const double gpu_us = 1e3 * (after.graph_replay_gpu_ms - before.graph_replay_gpu_ms) /
+                          (after.graph_replays_timed - before.graph_replays_timed);
+    const double step_us = 1e6 * batch / rate;
+    std::printf("%s: %.1f us between steps, %.1f us of it the step's graph on the device (%.1f%%): "
+                "%.1f us for the host, the launch and the tokens' read-back\n",
+                label, step_us, gpu_us, 100 * gpu_us / step_us, step_us - gpu_us);
+  };
+
   // Warm-up: one short request (first use of the prefill and decode paths).
   run_requests(e, {random_prompt(rng, 64)}, 8);
   {
     const EngineMetrics before = e.metrics();
     Trace t = run_requests(e, {random_prompt(rng, 32)}, o.decode_tokens * 2);
     got["decode_b1"] = decode_rate(t);
-    const EngineMetrics after = e.metrics();
-    if (o.step_times && after.graph_replays_timed > before.graph_replays_timed && got["decode_b1"] > 0) {
-      const double gpu_us = 1e3 * (after.graph_replay_gpu_ms - before.graph_replay_gpu_ms) /
-                            (after.graph_replays_timed - before.graph_replays_timed);
-      const double step_us = 1e6 / got["decode_b1"];
-      std::printf("decode b1: %.1f us between tokens, %.1f us of it the step's graph on the device (%.1f%%): "
-                  "%.1f us for the host, the launch and the token's read-back\n",
-                  step_us, gpu_us, 100 * gpu_us / step_us, step_us - gpu_us);
-    }
+    step_times("decode b1", before, 1, got["decode_b1"]);
   }
   if (!o.only_b1) {
     std::vector<std::vector<int32_t>> prompts;
     for (int i = 0; i < o.batch; ++i) prompts.push_back(random_prompt(rng, 32));
     run_requests(e, prompts, 4);  // the larger buckets' first use
+    const EngineMetrics before = e.metrics();
     Trace t = run_requests(e, prompts, o.decode_tokens);
     if (!t.errors.empty()) std::fprintf(stderr, "e2e_bench: %s\n", t.errors[0].c_str());
-    got["decode_b" + std::to_string(o.batch)] = decode_rate(t);
+    const std::string key = "decode_b" + std::to_string(o.batch);
+    got[key] = decode_rate(t);
+    step_times(("decode b" + std::to_string(o.batch)).c_str(), before, o.batch, got[key]);
     std::vector<double> rates;
     for (int rep = 0; rep < 3; ++rep) {
       const auto s = Clock::now();
@@ -260,7 +268,7 @@ int main(int argc, char** argv) {
                   "  --skip-ops    timing only (the output is wrong): leave these per-layer ops out of every step\n"
                   "                (attn_norm qkv rope attn o ffn_norm gate_up down)\n"
                   "  --step-times  also time each decode graph on the device (one more wait per step) and print,\n"
-                  "                at batch 1, its time beside the time between tokens\n");
+                  "                at batch 1 and the batch, its time beside the time between steps\n");
       return 0;
     } else {
       std::fprintf(stderr, "e2e_bench: unknown argument %s (try --help)\n", a.c_str());
