@@ -7,6 +7,14 @@
 // FLOPs = 2 M N K. Inputs random (never zeros), W larger than L2 for every
 // shape (32 MB at 4096 x 4096 is the smallest; x and y stay in L2 there,
 // which is what a prefill sees too). Timed with device events after warm-up.
+//
+// Then quantized weights (Q4_K, Q6_K, Q8_0 on the gate_up and o_proj
+// shapes), which matmul() runs above the GEMV's 8 rows by expanding W to
+// bf16 scratch and running the dense GEMM: at M = 2048 (prefill) and M = 32
+// (a decode step of 32 sequences), matmul's time beside the dense GEMM's on
+// the same shape, what the expanding pass adds and its bandwidth (GGUF bytes
+// read + bf16 written); at M = 32 also the GEMV kernels run on the rows in
+// chunks of 8, the other way a decode batch could take.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -16,6 +24,9 @@
 #include "jit/catalog.h"
 #include "runtime/ops/op_session.h"
 #include "runtime/ops/gemm.h"
+#include "runtime/ops/matmul.h"
+#include "runtime/ops/weight_layout.h"
+#include "bench/bench_util.h"
 #include "tests/gpu/device_data.h"
 
 namespace ft {
@@ -83,6 +94,64 @@ Result<double> time_tile(OpContext& ctx, const TuneCase& c, int n, int k, Device
   auto fn = [&] { return ctx.backend().launch(kernel, dims, &args, sizeof args); };
   FT_RETURN_IF_ERROR(fn());
   return ctx.backend().time_ms(fn, kRepeats);
+}
+
+// The quantized table (see the top); false if anything failed.
+bool quantized(OpContext& ctx) {
+  Backend& b = ctx.backend();
+  const DType dt = DType::kBF16;
+  std::mt19937 rng(7);
+  std::printf("\nquantized W through matmul(): expanded to bf16 scratch, then the dense GEMM\n");
+  std::printf("%-6s %-8s %5s %11s %11s %13s %9s %15s\n", "type", "shape", "M", "matmul us", "dense us",
+              "expanding us", "its GB/s", "GEMV x8 rows us");
+  bool ok = true;
+  struct Shape {
+    const char* name;
+    int n, k;
+  };
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0})
+    for (const Shape s : {Shape{"gate_up", 12288, 4096}, Shape{"o_proj", 4096, 4096}}) {
+      const std::string tname(ggml_traits(type).name);
+      auto host = bench::quantized_weight(type, s.n, s.k, rng);
+      auto w = host.ok() ? b.alloc(host->size()) : Result<DeviceBuffer>(host.status());
+      auto layout = w.ok() ? upload_weight(b, type, *host, *w) : Result<WeightLayout>(w.status());
+      auto dense_w = random_bf16(b, static_cast<size_t>(s.n) * s.k, 3);
+      auto x = random_bf16(b, static_cast<size_t>(kTokens) * s.k, 4);
+      auto y = b.alloc(static_cast<size_t>(kTokens) * s.n * 2);
+      if (!layout.ok() || !dense_w.ok() || !x.ok() || !y.ok()) {
+        std::fprintf(stderr, "%s %s: setup failed\n", tname.c_str(), s.name);
+        return false;
+      }
+      const WeightView view{type, s.n, s.k, *w, *layout}, dense{GgmlType::kBF16, s.n, s.k, *dense_w};
+      auto time = [&](const std::function<Status()>& fn) -> Result<double> {
+        for (int i = 0; i < 3; ++i) FT_RETURN_IF_ERROR(fn());
+        return b.time_ms(fn, kRepeats);
+      };
+      for (int m : {kTokens, 32}) {
+        auto total = time([&] { return matmul(ctx, dt, view, *x, m, *y); });
+        auto base = time([&] { return gemm(ctx, dt, dense, *x, m, *y); });
+        // The GEMV path on 8 rows at a time (each chunk quantizes its x).
+        auto chunks = m > 32 ? Result<double>(0.0) : time([&]() -> Status {
+          for (int r = 0; r < m; r += 8)
+            FT_RETURN_IF_ERROR(matmul(ctx, dt, view, slice(*x, r * s.k * 2ull, 8ull * s.k * 2), 8,
+                                      slice(*y, r * s.n * 2ull, 8ull * s.n * 2)));
+          return Status();
+        });
+        if (!total.ok() || !base.ok() || !chunks.ok()) {
+          std::fprintf(stderr, "%s %s M=%d: %s\n", tname.c_str(), s.name, m,
+                       (!total.ok() ? total.status() : !base.ok() ? base.status() : chunks.status()).to_string().c_str());
+          ok = false;
+          continue;
+        }
+        const double extra_ms = *total - *base;
+        const double moved = static_cast<double>(host->size()) + 2.0 * s.n * s.k;
+        std::printf("%-6s %-8s %5d %11.1f %11.1f %13.1f %9.0f %15s\n", tname.c_str(), s.name, m,
+                    *total * 1e3, *base * 1e3, extra_ms * 1e3, extra_ms > 0 ? moved / (extra_ms * 1e-3) / 1e9 : 0.0,
+                    m > 32 ? "-" : fmt::format("{:.1f}", *chunks * 1e3).c_str());
+      }
+      for (auto buf : {*w, *dense_w, *x, *y}) b.free(buf);
+    }
+  return ok;
 }
 
 int run(int argc, char** argv) {
@@ -153,7 +222,7 @@ int run(int argc, char** argv) {
     }
     for (auto buf : {*x, *w, *y}) b.free(buf);
   }
-  return status;
+  return quantized(ctx) && status == 0 ? 0 : 1;
 }
 
 }  // namespace

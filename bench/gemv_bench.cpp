@@ -31,22 +31,6 @@ namespace {
 constexpr int kRepeats = 100;
 constexpr size_t kRotateBytes = 256ull << 20;  // > 4 x the H200's 60 MB L2
 
-// GGUF bytes of an [n, k] weight: 64 random rows encoded once, then tiled.
-Result<std::vector<uint8_t>> weight_bytes(GgmlType type, int n, int k, std::mt19937& rng) {
-  const uint64_t row_bytes = *ggml_bytes(type, k);
-  constexpr int kPool = 64;
-  std::vector<uint8_t> pool(row_bytes * kPool);
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> row(k);
-  for (int j = 0; j < kPool; ++j) {
-    for (auto& v : row) v = dist(rng);
-    FT_RETURN_IF_ERROR(encode_row(type, row.data(), k, {pool.data() + row_bytes * j, row_bytes}));
-  }
-  std::vector<uint8_t> out(row_bytes * n);
-  for (int j = 0; j < n; ++j) std::memcpy(out.data() + row_bytes * j, pool.data() + row_bytes * (j % kPool), row_bytes);
-  return out;
-}
-
 int run(const std::vector<std::string>& only, const std::vector<std::pair<int, int>>& only_shapes) {
   auto session = open_op_session("cuda:0");
   if (!session.ok()) {
@@ -84,7 +68,7 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
       const bool main_type = type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
                              type == GgmlType::kQ6_K;
       if (!main_type && !(n == 4096 && k == 4096)) continue;
-      auto host = weight_bytes(type, n, k, rng);
+      auto host = bench::quantized_weight(type, n, k, rng);
       if (!host.ok()) return 2;
       const size_t wbytes = host->size();
       const int copies = static_cast<int>(std::max<size_t>(1, (kRotateBytes + wbytes - 1) / wbytes));
