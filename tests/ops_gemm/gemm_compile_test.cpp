@@ -68,42 +68,44 @@ TEST_P(GemmTarget, CompilesWithoutSpillsOnTheMatrixCore) {
   // The large tile, and the few-rows tile where the target has one (the
   // per-warp kernel: mma.sync on every NVIDIA target, Hopper included).
   for (bool small : {false, true}) {
-  if (small && facts.tiles.gemm_small.block_m == 0) continue;
-  if (small) EXPECT_TRUE(valid(facts.tiles.gemm_small)) << facts.name;
-  const MatrixCore core = small && facts.matrix_core == MatrixCore::kWgmma ? MatrixCore::kMmaSync : facts.matrix_core;
-  for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
-    for (int k : {4096, 12288}) {
-      KernelSpec spec = gemm_spec(facts, dt, k, small);
-      auto compiled = service().get(spec, *target);
-      ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-      const KernelResources& r = compiled->resources;
-      EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name << ": vgpr spills " << r.vgpr_spills
-                                   << ", spill stores " << r.spill_store_bytes;
-      EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
-      EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name << " on " << facts.name;
-      const int regs = r.register_count();
-      EXPECT_GT(occupancy_waves(facts, r, spec.block_threads), 0)
-          << spec.name << " on " << facts.name << " cannot launch: " << regs << " registers, " << r.lds_bytes
-          << " bytes LDS";
-      if (dt == DType::kF32 || k != 4096) continue;  // the ISA check once per type
-      const std::string isa = machine_code(spec, *target, compiled->code_object);
-      const std::string want = expected_instruction(core);
-      EXPECT_NE(isa.find(want), std::string::npos) << spec.name << " on " << facts.name << " has no " << want;
-      if (core == MatrixCore::kMmaSync) {
-        EXPECT_NE(isa.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos) << facts.name;
-        EXPECT_NE(isa.find("cp.async"), std::string::npos) << facts.name;
-        EXPECT_NE(isa.find(dt == DType::kBF16 ? ".bf16.bf16.f32" : ".f16.f16.f32"), std::string::npos);
-      } else if (core == MatrixCore::kWgmma) {
-        // Both operands from shared memory (descriptors), staged by cp.async, fenced for the async proxy.
-        EXPECT_NE(isa.find(dt == DType::kBF16 ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos) << facts.name;
-        EXPECT_NE(isa.find("fence.proxy.async.shared::cta"), std::string::npos) << facts.name;
-        EXPECT_NE(isa.find("wgmma.wait_group.sync.aligned"), std::string::npos) << facts.name;
-      } else {
-        // No NVIDIA PTX may reach an AMD build, and the other matrix-core kinds must not appear.
-        EXPECT_EQ(isa.find(facts.matrix_core == MatrixCore::kMfma ? "v_wmma" : "v_mfma"), std::string::npos);
+    if (small && facts.tiles.gemm_small.block_m == 0) continue;
+    if (small) {
+      EXPECT_TRUE(valid(facts.tiles.gemm_small)) << facts.name;
+    }
+    const MatrixCore core = small && facts.matrix_core == MatrixCore::kWgmma ? MatrixCore::kMmaSync : facts.matrix_core;
+    for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
+      for (int k : {4096, 12288}) {
+        KernelSpec spec = gemm_spec(facts, dt, k, small);
+        auto compiled = service().get(spec, *target);
+        ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+        const KernelResources& r = compiled->resources;
+        EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name << ": vgpr spills " << r.vgpr_spills
+                                     << ", spill stores " << r.spill_store_bytes;
+        EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
+        EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name << " on " << facts.name;
+        const int regs = r.register_count();
+        EXPECT_GT(occupancy_waves(facts, r, spec.block_threads), 0)
+            << spec.name << " on " << facts.name << " cannot launch: " << regs << " registers, " << r.lds_bytes
+            << " bytes LDS";
+        if (dt == DType::kF32 || k != 4096) continue;  // the ISA check once per type
+        const std::string isa = machine_code(spec, *target, compiled->code_object);
+        const std::string want = expected_instruction(core);
+        EXPECT_NE(isa.find(want), std::string::npos) << spec.name << " on " << facts.name << " has no " << want;
+        if (core == MatrixCore::kMmaSync) {
+          EXPECT_NE(isa.find("ldmatrix.sync.aligned.m8n8.x4"), std::string::npos) << facts.name;
+          EXPECT_NE(isa.find("cp.async"), std::string::npos) << facts.name;
+          EXPECT_NE(isa.find(dt == DType::kBF16 ? ".bf16.bf16.f32" : ".f16.f16.f32"), std::string::npos);
+        } else if (core == MatrixCore::kWgmma) {
+          // Both operands from shared memory (descriptors), staged by cp.async, fenced for the async proxy.
+          EXPECT_NE(isa.find(dt == DType::kBF16 ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos) << facts.name;
+          EXPECT_NE(isa.find("fence.proxy.async.shared::cta"), std::string::npos) << facts.name;
+          EXPECT_NE(isa.find("wgmma.wait_group.sync.aligned"), std::string::npos) << facts.name;
+        } else {
+          // No NVIDIA PTX may reach an AMD build, and the other matrix-core kinds must not appear.
+          EXPECT_EQ(isa.find(facts.matrix_core == MatrixCore::kMfma ? "v_wmma" : "v_mfma"), std::string::npos);
+        }
       }
     }
-  }
   }
 }
 
