@@ -92,10 +92,11 @@ Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int 
   if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
 
   // First step for other weight types: expand W to act (into the caller's
-  // scratch, else the context's), then the dense GEMM.
+  // scratch where it is large enough and 16-byte aligned, as the expanding
+  // kernel's stores are; else the context's), then the dense GEMM.
   const size_t need = gemm_scratch_bytes(act, w);
   DeviceBuffer tmp = scratch;
-  if (scratch.bytes < need) {
+  if (scratch.bytes < need || scratch.ptr % 16 != 0) {
     FT_ASSIGN_OR_RETURN(tmp, ctx.scratch(need));
   }
   FT_RETURN_IF_ERROR(dequantize(ctx, act, w, tmp));

@@ -8,7 +8,7 @@
 // other dense types (F32, the other 16-bit type) and quantized types (Q8_0,
 // Q4_0, Q4_K, Q5_K, Q6_K) are first converted to the activation type into a
 // scratch buffer (`scratch`, at least gemm_scratch_bytes() bytes; when it is
-// empty or too small, the context's scratch, OpContext::scratch, grown once).
+// empty, too small or not 16-byte aligned, the context's scratch, OpContext::scratch, grown once).
 // This expansion is the first step for quantized
 // weights; dequantizing into the GEMM tile in the main loop is not done yet.
 //
