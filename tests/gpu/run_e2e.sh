@@ -20,7 +20,7 @@
 #         5 minutes on an H100): while Q4_K_M converts, the kernel benchmarks
 #         and their torch peers (run_on_gpu.sh --bench-only), e2e_bench bf16
 #         (b1, b32, prefill 2048); then Q4_K_M decode
-#         at batch 1, twice. No HF speed run (the peers of e2e_bench are in
+#         at batch 1, twice, and at batch 32 and prefill 2048. No HF speed run (the peers of e2e_bench are in
 #         bench/RESULTS.md) and no profiler.
 #   ab:   the short quant: the tiny Q4_K_M model at batch 4 and 1 (and at 1
 #         on every .devbuild/ksrc_NAME variant and AB_ENVS setting), Q4_K_M
@@ -294,8 +294,9 @@ if [ "$phase" = targets ]; then
   step "e2e_bench bf16 (decode b1 and b32, prefill 2048)"
   "$bin/e2e_bench" --model "$model" --batch 32 | tail -4 | tee "$out/e2e_bf16.txt" || status=1
   wait $convert || { cat "$work/convert.log"; status=1; }
-  step "e2e_bench q4_k_m decode b1, twice"
+  step "e2e_bench q4_k_m decode b1, twice; then b32 and prefill 2048"
   for round in 1 2; do "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --only-b1 | tail -1 || status=1; done | tee "$out/e2e_q4.txt"
+  "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --batch 32 | tail -3 | tee -a "$out/e2e_q4.txt" || status=1
 fi
 op_check_ab() {  # NAME ENV...
   local name="$1" log="$out/op_check_${1// /_}.txt"; shift
