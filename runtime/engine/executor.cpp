@@ -51,6 +51,7 @@ class ExecutorImpl final : public Executor {
       : b_(*backend), ops_(*ops), w_(weights), c_(weights.config()), opt_(options),
         act_(backend->kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16) {}
   ~ExecutorImpl() override {
+    (void)b_.synchronize();  // no queued copy may still read or write the host buffers
     drop_graphs();
     for (DeviceBuffer buf : owned_) b_.free(buf);
     for (HostBuffer buf : {staging_, drawn_}) if (buf.ptr) b_.free_host(buf);
@@ -211,9 +212,8 @@ class ExecutorImpl final : public Executor {
     const bool graph = graphs_on_ && decode_only && !any_all;
     const int S_run = graph ? bucket_for(S) : S;
     std::vector<int> sample_rows;  // the row of h_ each drawn token comes from
-    stage_inputs(batch, S_run, graph, sample_rows);
     // Queued, as are the step and the read of its tokens: one wait per step.
-    FT_RETURN_IF_ERROR(b_.upload(step_in_, staging_, staging_.bytes));
+    FT_RETURN_IF_ERROR(stage_and_upload(batch, S_run, graph, sample_rows));
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c_.head_dim)));
     if (graph) {
       const int ctx_bucket = std::clamp(std::bit_ceil(static_cast<unsigned>(max_ctx)), 256u,
@@ -227,7 +227,7 @@ class ExecutorImpl final : public Executor {
     }
     const int n_sampled = graph ? S_run : static_cast<int>(sample_rows.size());
     if (n_sampled > 0) FT_RETURN_IF_ERROR(b_.download(drawn_, ids_out_, n_sampled * 4));
-    FT_RETURN_IF_ERROR(b_.synchronize());
+    FT_RETURN_IF_ERROR(wait_for_step());
     const int32_t* drawn = static_cast<const int32_t*>(drawn_.ptr);
 
     // Tokens and host logits rows, in batch order. Rows of host_logits
@@ -272,10 +272,9 @@ class ExecutorImpl final : public Executor {
     for (int bucket : buckets_) {
       Batch empty;  // padding only: context 0, no KV writes
       std::vector<int> rows;
-      stage_inputs(empty, bucket, true, rows);
-      FT_RETURN_IF_ERROR(b_.upload(step_in_, staging_, staging_.bytes));
+      FT_RETURN_IF_ERROR(stage_and_upload(empty, bucket, true, rows));
       FT_RETURN_IF_ERROR(run_decode_graph(bucket, std::min(256, opt_.max_blocks_per_seq * kv_.block_size)));
-      FT_RETURN_IF_ERROR(b_.synchronize());  // before the staging is written again
+      FT_RETURN_IF_ERROR(wait_for_step());  // before the staging is written again
     }
     return Status();
   }
@@ -312,6 +311,21 @@ class ExecutorImpl final : public Executor {
     FT_ASSIGN_OR_RETURN(staging_, b_.alloc_host(in_.total * 4));
     std::memset(staging_.ptr, 0, staging_.bytes);
     FT_ASSIGN_OR_RETURN(drawn_, b_.alloc_host(S * 4));
+    return Status();
+  }
+
+  // Stages the step's inputs and queues their upload, first waiting for an
+  // upload that a step which failed midway left queued (it reads staging_).
+  Status stage_and_upload(const Batch& batch, int pad_to, bool graph, std::vector<int>& sample_rows) {
+    if (upload_queued_) FT_RETURN_IF_ERROR(wait_for_step());
+    stage_inputs(batch, pad_to, graph, sample_rows);
+    FT_RETURN_IF_ERROR(b_.upload(step_in_, staging_, staging_.bytes));
+    upload_queued_ = true;
+    return Status();
+  }
+  Status wait_for_step() {
+    FT_RETURN_IF_ERROR(b_.synchronize());
+    upload_queued_ = false;
     return Status();
   }
 
@@ -687,6 +701,7 @@ class ExecutorImpl final : public Executor {
   StepLayout in_{};
   HostBuffer staging_;  // host copy of step_in_ (page-locked on GPUs)
   HostBuffer drawn_;    // the step's drawn tokens, read back
+  bool upload_queued_ = false;  // staging_ may still be read by a queued copy
   int sample_vocab_ = 0;
   bool graphs_on_ = false, graphs_allowed_ = false;
   std::vector<int> buckets_;
