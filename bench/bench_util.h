@@ -48,6 +48,13 @@ inline Result<std::vector<uint8_t>> quantized_weight(GgmlType type, int n, int k
   return out;
 }
 
+// Runs `fn` three times (which also compiles and loads its kernels), then
+// times `repeats` runs; the first error ends it.
+inline Result<double> warm_and_time(Backend& b, const std::function<Status()>& fn, int repeats) {
+  for (int i = 0; i < 3; ++i) FT_RETURN_IF_ERROR(fn());
+  return b.time_ms(fn, repeats);
+}
+
 // One timed op: bytes moved (for GB/s against copy) and/or FLOPs.
 struct Row {
   std::string name;

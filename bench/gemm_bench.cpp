@@ -123,10 +123,7 @@ bool quantized(OpContext& ctx) {
         return false;
       }
       const WeightView view{type, s.n, s.k, *w, *layout}, dense{GgmlType::kBF16, s.n, s.k, *dense_w};
-      auto time = [&](const std::function<Status()>& fn) -> Result<double> {
-        for (int i = 0; i < 3; ++i) FT_RETURN_IF_ERROR(fn());
-        return b.time_ms(fn, kRepeats);
-      };
+      auto time = [&](const std::function<Status()>& fn) { return bench::warm_and_time(b, fn, kRepeats); };
       for (int m : {kTokens, 32}) {
         auto total = time([&] { return matmul(ctx, dt, view, *x, m, *y); });
         auto base = time([&] { return gemm(ctx, dt, dense, *x, m, *y); });
@@ -189,9 +186,7 @@ int run(int argc, char** argv) {
     if (!x.ok() || !w.ok() || !y.ok()) return 2;
     WeightView view{GgmlType::kBF16, s.n, s.k, *w};
     auto fn = [&] { return gemm(ctx, dt, view, *x, kTokens, *y); };
-    Status st;
-    for (int i = 0; i < 3 && st.ok(); ++i) st = fn();
-    auto ms = st.ok() ? b.time_ms(fn, kRepeats) : Result<double>(st);
+    auto ms = bench::warm_and_time(b, fn, kRepeats);
     if (!ms.ok()) {
       std::fprintf(stderr, "%s: %s\n", s.name, ms.status().to_string().c_str());
       status = 1;
