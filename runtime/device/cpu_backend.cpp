@@ -33,13 +33,12 @@ class CpuBackend final : public Backend {
   const DeviceInfo& info() const override { return info_; }
   Result<int64_t> free_bytes() override { return mem_available_bytes(); }
 
+  // Device memory is host memory here: alloc_host's 64-byte aligned blocks.
   Result<DeviceBuffer> alloc(size_t bytes) override {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-    if (!p) return FT_ERROR(ErrorCode::kDevice, "cpu: out of memory allocating {} bytes", bytes);
-    return DeviceBuffer{reinterpret_cast<uint64_t>(p), bytes};
+    FT_ASSIGN_OR_RETURN(HostBuffer h, alloc_host(bytes));
+    return DeviceBuffer{reinterpret_cast<uint64_t>(h.ptr), bytes};
   }
-  void free(DeviceBuffer b) override { std::free(reinterpret_cast<void*>(b.ptr)); }
+  void free(DeviceBuffer b) override { free_host({reinterpret_cast<void*>(b.ptr), b.bytes}); }
   Status copy_to_device(DeviceBuffer dst, const void* src, size_t bytes) override {
     if (bytes > dst.bytes) return FT_ERROR(ErrorCode::kInvalidArgument, "copy of {} bytes into a {}-byte buffer", bytes, dst.bytes);
     std::memcpy(reinterpret_cast<void*>(dst.ptr), src, bytes);
