@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|smoke|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -33,6 +33,10 @@
 #         AB_MODEL=synth (ab and skip): the Q4_K_M model synthesized by
 #         ft-model at the same shapes, with no HF run (faster on a fresh
 #         machine; compare figures only within one run).
+#   smoke: the quick check after a host-side change (about 15 s on an H100,
+#         no HF model): tiny Q4_K_M and bf16 models on the GPU against the
+#         CPU, op_check device, ft-serve answering a chat, a stream and a
+#         structured output.
 #   skip: what each per-layer op costs a Q4_K_M batch-1 decode step at most:
 #         e2e_bench --skip-ops OP for each op, beside the full step.
 #   trace: where bf16 loses precision (use few LAYERS, e.g. 2): the first
@@ -45,8 +49,8 @@
 #         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
 #         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -154,6 +158,15 @@ tiny_q4_check() {
   for_each_ksrc tiny_q4_variant
   for_each_env tiny_q4_variant
 }
+# A tiny synthetic bf16 model on the GPU against the CPU: three sequences
+# (decode graphs, a padded bucket); the last LINES lines of its table (default 8).
+tiny_bf16_check() {
+  step "tiny bf16 model: three sequences on the GPU (decode graphs, padded bucket) against the CPU"
+  "$bin/ft-model" synth --arch qwen3 --layers 2 --hidden 512 --intermediate 1024 --heads 8 --kv-heads 2 \
+    --head-dim 128 --type bf16 --seed 3 --quiet --vocab-from "$tok/tokenizer.json" \
+    --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny.gguf" || status=1
+  "$bin/e2e_check" "$work/tiny.gguf" 40 cuda:0 | tail -"${1:-8}" || status=1
+}
 tiny_q4_variant() {  # NAME ENV...: the tiny check at batch 1 on a kernel-source variant
   local name="$1"; shift
   echo -n "$name: "
@@ -206,13 +219,7 @@ decode_ab() {
 
 if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   export FT_CACHE_DIR="$work/cache"
-  if [ "$phase" = bf16 ]; then
-    step "tiny model: three sequences on the GPU (decode graphs, padded bucket) against the CPU"
-    "$bin/ft-model" synth --arch qwen3 --layers 2 --hidden 512 --intermediate 1024 --heads 8 --kv-heads 2 \
-      --head-dim 128 --type bf16 --seed 3 --quiet --vocab-from "$tok/tokenizer.json" \
-      --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny.gguf" || status=1
-    "$bin/e2e_check" "$work/tiny.gguf" 40 cuda:0 | tail -8 || status=1
-  fi
+  if [ "$phase" = bf16 ]; then tiny_bf16_check 8; fi
   step "HF transformers: build, save, teacher-forced logits, greedy tokens, speed"
   python3 "$here/bench/hf_reference.py" --tokenizer "$tok" --out "$model" --layers "$layers" || exit 1
 
@@ -390,6 +397,40 @@ if [ "$phase" = gguf ] || [ "$phase" = all ]; then
     python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/cpu_$q.f32" \
       --rows 32 --max 1 --label "$q CPU vs HF f32"
   done
+fi
+if [ "$phase" = smoke ]; then
+  # The quick check after a host-side change (about 15 s on an H100, no HF
+  # model): the tiny models against the CPU, op_check's device family
+  # (queued copies through page-locked memory), then ft-serve on the tiny
+  # bf16 model answering a chat, the same streamed, and a structured output.
+  export FT_CACHE_DIR="$work/cache"
+  tiny_q4_check
+  tiny_bf16_check 1
+  step "op_check device: queued copies through page-locked host memory"
+  "$bin/op_check" device | tail -1 || status=1
+  step "ft-serve on the tiny bf16 model: chat, stream, structured output"
+  "$bin/ft-serve" --model "$work/tiny.gguf" --device cuda:0 --port 8112 > "$work/smoke_serve.log" 2>&1 &
+  pid=$!
+  if wait_ready $pid 8112 "$work/smoke_serve.log"; then
+    chat() { curl -sf localhost:8112/v1/chat/completions -H 'Content-Type: application/json' -d "$1"; }
+    msg='"messages": [{"role": "user", "content": "hi"}], "max_tokens": 12, "temperature": 0'
+    chat "{$msg}" | grep -q '"finish_reason"' && echo "chat: ok" || { echo "chat: FAIL"; status=1; }
+    n=$(chat "{$msg, \"stream\": true}" | grep -c '^data:')
+    [ "$n" -ge 3 ] && echo "stream: $n events" || { echo "stream: FAIL ($n events)"; status=1; }
+    schema='{"type": "object", "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["score"]}'
+    answer=$(chat "{\"messages\": [{\"role\": \"user\", \"content\": \"a score\"}], \"max_tokens\": 48, \"temperature\": 0.9,
+      \"seed\": 1, \"response_format\": {\"type\": \"json_schema\", \"json_schema\": {\"name\": \"s\", \"schema\": $schema}}}")
+    echo "$answer" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["choices"][0]
+if r["finish_reason"] != "stop": print("structured output: cut off (max_tokens), not checked"); sys.exit(0)
+v = json.loads(r["message"]["content"])["score"]
+assert 0 <= v <= 1, v
+print("structured output: score", v)' || { echo "structured output: FAIL: $answer"; status=1; }
+  else
+    status=1
+  fi
+  kill $pid 2>/dev/null; wait $pid
 fi
 step "sampling kernels against the CPU reference"
 "$bin/op_check" sampling || status=1
