@@ -33,7 +33,7 @@
 #         AB_MODEL=synth (ab and skip): the Q4_K_M model synthesized by
 #         ft-model at the same shapes, with no HF run (faster on a fresh
 #         machine; compare figures only within one run).
-#   smoke: the quick check after a host-side change (about 15 s on an H100,
+#   smoke: the quick check after a host-side change (under a minute on an H100,
 #         no HF model): tiny Q4_K_M and bf16 models on the GPU against the
 #         CPU, op_check device, ft-serve answering a chat, a stream and a
 #         structured output.
@@ -399,7 +399,7 @@ if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   done
 fi
 if [ "$phase" = smoke ]; then
-  # The quick check after a host-side change (about 15 s on an H100, no HF
+  # The quick check after a host-side change (under a minute on an H100, no HF
   # model): the tiny models against the CPU, op_check's device family
   # (queued copies through page-locked memory), then ft-serve on the tiny
   # bf16 model answering a chat, the same streamed, and a structured output.
