@@ -59,11 +59,7 @@ template <> struct MmaType<bf16> {
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
   // lo in the low half, hi in the high half.
-  FT_DEVICE static unsigned pack(float lo, float hi) {
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-  }
+  FT_DEVICE static unsigned pack(float lo, float hi) { return pack_pair<bf16>(lo, hi); }
 };
 template <> struct MmaType<f16> {
   static constexpr bool kBf16 = false;
@@ -73,11 +69,7 @@ template <> struct MmaType<f16> {
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
-  FT_DEVICE static unsigned pack(float lo, float hi) {
-    unsigned r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-  }
+  FT_DEVICE static unsigned pack(float lo, float hi) { return pack_pair<f16>(lo, hi); }
 };
 
 // Element offset of (row, 8-element chunk) in a swizzled [rows][kHeadDim] tile.

@@ -50,6 +50,7 @@ namespace ft {
 FT_DEVICE int thread_x() { return __builtin_amdgcn_workitem_id_x(); }
 FT_DEVICE int block_x() { return __builtin_amdgcn_workgroup_id_x(); }
 FT_DEVICE int block_y() { return __builtin_amdgcn_workgroup_id_y(); }
+FT_DEVICE int block_z() { return __builtin_amdgcn_workgroup_id_z(); }
 // Blocks in x: the dispatch's grid size is in work-items (whole blocks here).
 FT_DEVICE int grid_x() { return __builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x(); }
 FT_DEVICE void sync_threads() {
@@ -62,6 +63,7 @@ FT_DEVICE void sync_threads() {
 FT_DEVICE int thread_x() { return threadIdx.x; }
 FT_DEVICE int block_x() { return blockIdx.x; }
 FT_DEVICE int block_y() { return blockIdx.y; }
+FT_DEVICE int block_z() { return blockIdx.z; }
 FT_DEVICE int grid_x() { return gridDim.x; }
 FT_DEVICE void sync_threads() { __syncthreads(); }
 #endif
@@ -137,10 +139,11 @@ template <typename T> FT_DEVICE T from_float(float v);
 template <> FT_DEVICE float from_float<float>(float v) { return v; }
 template <> FT_DEVICE bf16 from_float<bf16>(float v) {
   // Round to nearest even; NaN stays a quiet NaN.
-  ft_u32 u = float_bits(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{static_cast<ft_u16>((u >> 16) | 0x40u)};
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return bf16{static_cast<ft_u16>(u >> 16)};
+  // A select, not a branch: kernels convert whole tiles of values.
+  const ft_u32 u = float_bits(v);
+  const ft_u32 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const ft_u32 quiet = (u >> 16) | 0x40u;
+  return bf16{static_cast<ft_u16>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded)};
 }
 template <> FT_DEVICE f16 from_float<f16>(float v) {
 #if defined(FT_AMD)
@@ -149,6 +152,29 @@ template <> FT_DEVICE f16 from_float<f16>(float v) {
   ft_u16 h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));  // FT_NVIDIA only
   return f16{h};
+#endif
+}
+
+// Two floats rounded to T in one 32-bit word, lo in the low half: one
+// instruction on NVIDIA (sm_80 and later; a NaN becomes the canonical one),
+// two conversions elsewhere.
+template <typename T> FT_DEVICE ft_u32 pack_pair(float lo, float hi);
+template <> FT_DEVICE ft_u32 pack_pair<bf16>(float lo, float hi) {
+#if defined(FT_NVIDIA)
+  ft_u32 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));  // FT_NVIDIA only
+  return r;
+#else
+  return static_cast<ft_u32>(from_float<bf16>(lo).bits) | (static_cast<ft_u32>(from_float<bf16>(hi).bits) << 16);
+#endif
+}
+template <> FT_DEVICE ft_u32 pack_pair<f16>(float lo, float hi) {
+#if defined(FT_NVIDIA)
+  ft_u32 r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));  // FT_NVIDIA only
+  return r;
+#else
+  return static_cast<ft_u32>(from_float<f16>(lo).bits) | (static_cast<ft_u32>(from_float<f16>(hi).bits) << 16);
 #endif
 }
 
