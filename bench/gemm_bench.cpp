@@ -8,13 +8,13 @@
 // shape (32 MB at 4096 x 4096 is the smallest; x and y stay in L2 there,
 // which is what a prefill sees too). Timed with device events after warm-up.
 //
-// Then quantized weights (Q4_K, Q6_K, Q8_0 on the gate_up and o_proj
-// shapes), which matmul() runs above the GEMV's 8 rows by expanding W to
-// bf16 scratch and running the dense GEMM: at M = 2048 (prefill) and M = 32
-// (a decode step of 32 sequences), matmul's time beside the dense GEMM's on
-// the same shape, what the expanding pass adds and its bandwidth (GGUF bytes
-// read + bf16 written); at M = 32 also the GEMV kernels run on the rows in
-// chunks of 8, the other way a decode batch could take.
+// Then quantized weights (Q4_K, Q6_K, Q8_0 on the gate_up, o_proj and down
+// shapes) above the GEMV's 8 rows, at M = 2048 (prefill), 128, 64, 32 and 16
+// (decode batches): matmul's time and path (W decoded into the tile up to
+// gemm_q_max_rows rows, else expanded to bf16 scratch first), the quantized
+// bytes' bandwidth at that time against copy, the expanding path's time
+// (gemm_expanded) and the dense bf16 GEMM's on the same shape; at M <= 32
+// also the GEMV kernels run on the rows in chunks of 8.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -97,20 +97,22 @@ Result<double> time_tile(OpContext& ctx, const TuneCase& c, int n, int k, Device
 }
 
 // The quantized table (see the top); false if anything failed.
-bool quantized(OpContext& ctx) {
+bool quantized(OpContext& ctx, double copy_gbs) {
   Backend& b = ctx.backend();
   const DType dt = DType::kBF16;
   std::mt19937 rng(7);
-  std::printf("\nquantized W through matmul(): expanded to bf16 scratch, then the dense GEMM\n");
-  std::printf("%-6s %-8s %5s %11s %11s %13s %9s %15s\n", "type", "shape", "M", "matmul us", "dense us",
-              "expanding us", "its GB/s", "GEMV x8 rows us");
+  std::printf("\nquantized W through matmul(): up to gemm_q_max_rows (64, Q6_K 32) rows decoded into the tile\n"
+              "(gemm_q), above that expanded to bf16 scratch, then the dense GEMM; GB/s and %% of copy count the\n"
+              "quantized bytes at matmul's time\n");
+  std::printf("%-6s %-8s %5s %8s %11s %8s %8s %11s %11s %15s\n", "type", "shape", "M", "path", "matmul us", "W GB/s",
+              "of copy", "expanded us", "dense us", "GEMV x8 rows us");
   bool ok = true;
   struct Shape {
     const char* name;
     int n, k;
   };
   for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0})
-    for (const Shape s : {Shape{"gate_up", 12288, 4096}, Shape{"o_proj", 4096, 4096}}) {
+    for (const Shape s : {Shape{"gate_up", 12288, 4096}, Shape{"o_proj", 4096, 4096}, Shape{"down", 4096, 12288}}) {
       const std::string tname(ggml_traits(type).name);
       auto host = bench::quantized_weight(type, s.n, s.k, rng);
       auto w = host.ok() ? b.alloc(host->size()) : Result<DeviceBuffer>(host.status());
@@ -124,8 +126,9 @@ bool quantized(OpContext& ctx) {
       }
       const WeightView view{type, s.n, s.k, *w, *layout}, dense{GgmlType::kBF16, s.n, s.k, *dense_w};
       auto time = [&](const std::function<Status()>& fn) { return bench::warm_and_time(b, fn, kRepeats); };
-      for (int m : {kTokens, 32}) {
+      for (int m : {kTokens, 128, 64, 32, 16}) {
         auto total = time([&] { return matmul(ctx, dt, view, *x, m, *y); });
+        auto expanded = time([&] { return gemm_expanded(ctx, dt, view, *x, m, *y); });
         auto base = time([&] { return gemm(ctx, dt, dense, *x, m, *y); });
         // The GEMV path on 8 rows at a time (each chunk quantizes its x).
         auto chunks = m > 32 ? Result<double>(0.0) : time([&]() -> Status {
@@ -134,16 +137,21 @@ bool quantized(OpContext& ctx) {
                                       slice(*y, r * s.n * 2ull, 8ull * s.n * 2)));
           return Status();
         });
-        if (!total.ok() || !base.ok() || !chunks.ok()) {
+        if (!total.ok() || !expanded.ok() || !base.ok() || !chunks.ok()) {
           std::fprintf(stderr, "%s %s M=%d: %s\n", tname.c_str(), s.name, m,
-                       (!total.ok() ? total.status() : !base.ok() ? base.status() : chunks.status()).to_string().c_str());
+                       (!total.ok()      ? total.status()
+                        : !expanded.ok() ? expanded.status()
+                        : !base.ok()     ? base.status()
+                                         : chunks.status())
+                           .to_string()
+                           .c_str());
           ok = false;
           continue;
         }
-        const double extra_ms = *total - *base;
-        const double moved = static_cast<double>(host->size()) + 2.0 * s.n * s.k;
-        std::printf("%-6s %-8s %5d %11.1f %11.1f %13.1f %9.0f %15s\n", tname.c_str(), s.name, m,
-                    *total * 1e3, *base * 1e3, extra_ms * 1e3, extra_ms > 0 ? moved / (extra_ms * 1e-3) / 1e9 : 0.0,
+        const double gbs = static_cast<double>(host->size()) / (*total * 1e-3) / 1e9;
+        std::printf("%-6s %-8s %5d %8s %11.1f %8.0f %7.0f%% %11.1f %11.1f %15s\n", tname.c_str(), s.name, m,
+                    gemm_q_fits(ctx, dt, view, m) ? "gemm_q" : "expanded", *total * 1e3, gbs,
+                    copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 0.0, *expanded * 1e3, *base * 1e3,
                     m > 32 ? "-" : fmt::format("{:.1f}", *chunks * 1e3).c_str());
       }
       for (auto buf : {*w, *dense_w, *x, *y}) b.free(buf);
@@ -217,7 +225,8 @@ int run(int argc, char** argv) {
     }
     for (auto buf : {*x, *w, *y}) b.free(buf);
   }
-  return quantized(ctx) && status == 0 ? 0 : 1;
+  auto copy = bench::copy_bandwidth_gbs(b);
+  return quantized(ctx, copy.ok() ? *copy : 0.0) && status == 0 ? 0 : 1;
 }
 
 }  // namespace

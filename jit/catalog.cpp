@@ -185,6 +185,34 @@ KernelSpec gemm_dequant_spec(const TargetFacts&, DType dtype, GgmlType type) {
   return s;
 }
 
+bool gemm_q_supported(GgmlType type) {
+  return type == GgmlType::kQ4_0 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K ||
+         type == GgmlType::kQ6_K;
+}
+
+KernelSpec gemm_q_spec(const TargetFacts& target, DType dtype, GgmlType type) {
+  KernelSpec s;
+  const char* tname = dequant_type_name(type);
+  s.name = fmt::format("ft_gemm_q_{}_{}", tname ? tname : "unknown", dtype_name(dtype));
+  s.family = "gemm";
+  s.function = "ft::gemm_q";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(static_cast<uint32_t>(type))};
+  s.args_type = fmt::format("ft::GemmQArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = kGemmQWaves * target.wave_size;
+  return s;
+}
+
+KernelSpec gemm_q_reduce_spec(DType dtype) {
+  KernelSpec s;
+  s.name = fmt::format("ft_gemm_q_reduce_{}", dtype_name(dtype));
+  s.family = "gemm";
+  s.function = "ft::gemm_q_reduce";
+  s.template_args = {std::string(dtype_device_name(dtype))};
+  s.args_type = fmt::format("ft::GemmQReduceArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = 256;
+  return s;
+}
+
 std::vector<int> catalog_gemm_k_sizes() { return {4096, 12288, 14336}; }
 
 namespace {
@@ -331,7 +359,11 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
           specs.push_back(gemm_spec(target, dt, k, true));
       }
     for (GgmlType w : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
-      if (dt != DType::kF32) specs.push_back(gemm_dequant_spec(target, dt, w));
+      if (dt != DType::kF32) {
+        specs.push_back(gemm_dequant_spec(target, dt, w));
+        specs.push_back(gemm_q_spec(target, dt, w));
+      }
+    if (dt != DType::kF32) specs.push_back(gemm_q_reduce_spec(dt));
   }
   // GEMV, kept modest because CI warms the whole catalog for four targets:
   // bf16 activations at m = 1 (decode batch 1) with every GGUF type ft ships

@@ -62,6 +62,15 @@ bool gemm_small_fits(const TargetFacts& target, DType dtype, int m, int k);
 KernelSpec gemm_dequant_spec(const TargetFacts& target, DType dtype, GgmlType type);
 // The weight types gemm_dequant_spec accepts.
 bool gemm_dequant_supported(GgmlType type);
+// Few rows of x (f16/bf16) against a quantized weight (Q4_0, Q8_0, Q4_K,
+// Q5_K, Q6_K), the weight decoded into the matrix-core tile:
+// kernel_src/gemm.hip's gemm_q, kGemmQWaves waves per block, grid (m /
+// 32, n / (32 waves), K splits). With K split, gemm_q_reduce_spec adds the
+// partial sums.
+KernelSpec gemm_q_spec(const TargetFacts& target, DType dtype, GgmlType type);
+KernelSpec gemm_q_reduce_spec(DType dtype);
+bool gemm_q_supported(GgmlType type);
+constexpr int kGemmQRows = 32, kGemmQCols = 32, kGemmQStep = 64, kGemmQWaves = 4;  // mirror kernel_src/gemm.hip
 // K dimensions of the dense 8B models' projections (hidden 4096, Llama-3 /
 // Qwen3 intermediate 12288 and 14336) that the catalog prebuilds.
 std::vector<int> catalog_gemm_k_sizes();

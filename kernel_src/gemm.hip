@@ -475,4 +475,175 @@ FT_DEVICE void gemm_dequant(const GemmDequantArgs<T>& a) {
   }
 }
 
+// ---- Few rows against quantized W: dequantized into the tile ------------------------
+// y[m, n] = x[m, K] * W[n, K]^T for m up to a few dozen (decode batches above
+// the GEMV's 8 rows, short prefill chunks) with W in GGUF blocks: W is read
+// once per 32 rows of x and expanded in shared memory only, where the
+// expanding pass above writes and rereads it whole (at m = 32 that pass and
+// the dense GEMM move 9 bytes per weight against Q4_K's 0.56).
+//
+// Each wave owns 32 rows of W (kGemmQCols); the block's waves share a
+// 32-row x tile. Per K step of 64: the block copies the x tile (16-byte
+// chunks) into LDS, each wave unpacks its W groups (fetched as raw registers
+// the step before, 16-byte loads) into its own LDS tile, one barrier, then
+// the waves multiply with the target's matrix instruction (the tiled GEMM's
+// fragments). Tiles are double-buffered, so one barrier a step suffices and
+// step s + 1's loads are in flight while step s is unpacked and multiplied.
+// Blocks: x over 32-row tiles of x, y over kGemmQWaves * 32 columns, z over
+// equal ranges of K (splits). With one split the block writes y (+ bias);
+// with more, f32 partial sums, which gemm_q_reduce adds in a fixed order (no
+// atomics: the same sums every run).
+constexpr int kGemmQRows = 32;   // rows of x per block
+constexpr int kGemmQCols = 32;   // rows of W (columns of y) per wave
+constexpr int kGemmQStep = 64;   // K per step
+constexpr int kGemmQWaves = 4;   // waves per block
+
+template <typename T>
+struct GemmQArgs {
+  const T* x;        // [m, k]
+  const ft_u8* w;    // [n, k] as GGUF blocks (Q8_0, Q6_K: the device planes), 16-byte aligned
+  const T* bias;     // [n] or null (one split only)
+  T* y;              // [m, ldy] (one split)
+  float* partial;    // [splits, m, n] when K is split (then y and bias unused), else null
+  long long blocks;  // blocks in the tensor at w
+  int m, n, k, ldy;
+  int steps;         // K steps of kGemmQStep per split
+};
+
+template <typename T, int kType>
+FT_DEVICE void gemm_q(const GemmQArgs<T>& a) {
+  using Mma = MatrixCoreMma<T>;
+  using G = GgmlGroup<kType>;
+  constexpr int kBK = kGemmQStep;
+  constexpr int kThreads = kGemmQWaves * FT_WAVE_SIZE;
+  constexpr int kFM = kGemmQRows / Mma::kM, kFN = kGemmQCols / Mma::kN;
+  constexpr int kChunksA = kGemmQRows * kBK / 8 / kThreads;       // 16-byte x chunks per thread per step
+  constexpr int kGroupsB = kGemmQCols * kBK / 32 / FT_WAVE_SIZE;  // 32-element W groups per lane per step
+  constexpr int kGroupsRow = kBK / 32;
+  constexpr int kBlockElems = 32 * G::kGroups;
+  static_assert(kChunksA >= 1 && kGroupsB >= 1, "tile vs block size");
+  static_assert(kFM >= 1 && kFN >= 1, "tile vs instruction shape");
+
+  __shared__ __attribute__((aligned(16))) ft_u16 sa[2][kGemmQRows * kBK];
+  __shared__ __attribute__((aligned(16))) ft_u16 sb[2][kGemmQWaves][kGemmQCols * kBK];
+  const int wave = wave_id(), lane = lane_id();
+  const int m0 = block_x() * kGemmQRows;
+  const int n0 = (block_y() * kGemmQWaves + wave) * kGemmQCols;
+  // A wave past n (n is a multiple of 32) still copies x and meets the
+  // barriers; it reads W row 0 instead of its own and stores nothing.
+  const bool active = n0 < a.n;
+  const int wrow0 = active ? n0 : 0;
+  const int kt0 = block_z() * a.steps;
+  const long long row_blocks = a.k / kBlockElems;
+
+  typename Mma::Acc acc[kFM][kFN];
+#pragma unroll
+  for (int i = 0; i < kFM; ++i)
+#pragma unroll
+    for (int j = 0; j < kFN; ++j) acc[i][j] = typename Mma::Acc{};
+
+  // Registers carrying one step's loads to the next iteration.
+  typename G::Raw raw[kGroupsB];
+  Vec<ft_u16, 16> ra[kChunksA];
+  for (int s = -1; s < a.steps; ++s) {
+    const int buf = s & 1;
+    if (s >= 0) {
+      const int k0 = (kt0 + s) * kBK;
+#pragma unroll
+      for (int i = 0; i < kChunksA; ++i) {
+        const int c = thread_x() + i * kThreads;
+        store_vec<ft_u16, 16>(sa[buf] + tile_offset<kBK>(c / (kBK / 8), c % (kBK / 8)), ra[i]);
+      }
+      // W: a lane's groups are consecutive (a Q4_K lane's two share their
+      // bytes), unpacked, rounded to T in pairs, stored 16 bytes at a time.
+#pragma unroll
+      for (int g = 0; g < kGroupsB; ++g) {
+        const int gi = lane * kGroupsB + g, row = gi / kGroupsRow, e = k0 + (gi % kGroupsRow) * 32;
+        float yv[32];
+        G::unpack(raw[g], (e % kBlockElems) / 32, yv);
+        const int ch0 = (gi % kGroupsRow) * 4;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          Vec<ft_u32, 16> v;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v.v[j] = pack_pair<T>(yv[8 * c + 2 * j], yv[8 * c + 2 * j + 1]);
+          store_vec<ft_u32, 16>(reinterpret_cast<ft_u32*>(sb[buf][wave] + tile_offset<kBK>(row, ch0 + c)), v);
+        }
+      }
+    }
+    if (s + 1 < a.steps) {
+      const int k0 = (kt0 + s + 1) * kBK;
+#pragma unroll
+      for (int g = 0; g < kGroupsB; ++g) {
+        const int gi = lane * kGroupsB + g, row = gi / kGroupsRow, e = k0 + (gi % kGroupsRow) * 32;
+        raw[g] = G::template fetch<true>(a.w, a.blocks, (wrow0 + row) * row_blocks + e / kBlockElems,
+                                         (e % kBlockElems) / 32);
+      }
+      // x: rows past m are clamped (valid memory, results dropped).
+#pragma unroll
+      for (int i = 0; i < kChunksA; ++i) {
+        const int c = thread_x() + i * kThreads, row = c / (kBK / 8), ch = c % (kBK / 8);
+        const int grow = m0 + row < a.m ? m0 + row : a.m - 1;
+        ra[i] = load_vec<ft_u16, 16>(reinterpret_cast<const ft_u16*>(a.x) + static_cast<long long>(grow) * a.k +
+                                     k0 + ch * 8);
+      }
+    }
+    if (s < 0) continue;
+    // Step s's tiles are complete; everyone is done with step s - 1's, whose
+    // buffers step s + 1 writes.
+    sync_threads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += Mma::kK) {
+      typename Mma::FragA fa[kFM];
+      typename Mma::FragB fb[kFN];
+#pragma unroll
+      for (int i = 0; i < kFM; ++i) fa[i] = Mma::template load_a<kBK>(sa[buf], i * Mma::kM, kk);
+#pragma unroll
+      for (int j = 0; j < kFN; ++j) fb[j] = Mma::template load_b<kBK>(sb[buf][wave], j * Mma::kN, kk);
+#pragma unroll
+      for (int i = 0; i < kFM; ++i)
+#pragma unroll
+        for (int j = 0; j < kFN; ++j) Mma::template mma<T>(acc[i][j], fa[i], fb[j]);
+    }
+  }
+
+  if (!active) return;
+#pragma unroll
+  for (int i = 0; i < kFM; ++i)
+#pragma unroll
+    for (int j = 0; j < kFN; ++j)
+#pragma unroll
+      for (int e = 0; e < Mma::kAccCount; ++e) {
+        const int row = m0 + i * Mma::kM + Mma::acc_row(e), col = n0 + j * Mma::kN + Mma::acc_col(e);
+        if (row >= a.m) continue;
+        const float v = acc[i][j][e];
+        if (a.partial)
+          a.partial[(static_cast<long long>(block_z()) * a.m + row) * a.n + col] = v;
+        else
+          a.y[static_cast<long long>(row) * a.ldy + col] = from_float<T>(a.bias ? v + to_float(a.bias[col]) : v);
+      }
+}
+
+// y[row, col] (row stride ldy) = the sum over splits of partial[split, row,
+// col] in split order, + bias[col]: gemm_q's second step when K was split.
+template <typename T>
+struct GemmQReduceArgs {
+  const float* partial;  // [splits, m, n]
+  const T* bias;         // [n] or null
+  T* y;                  // [m, ldy]
+  int splits, m, n, ldy;
+};
+
+template <typename T>
+FT_DEVICE void gemm_q_reduce(const GemmQReduceArgs<T>& a) {
+  const long long i = static_cast<long long>(block_x()) * 256 + thread_x();
+  const long long count = static_cast<long long>(a.m) * a.n;
+  if (i >= count) return;
+  float v = 0.0f;
+  for (int s = 0; s < a.splits; ++s) v += a.partial[s * count + i];
+  const int row = static_cast<int>(i / a.n), col = static_cast<int>(i % a.n);
+  if (a.bias) v += to_float(a.bias[col]);
+  a.y[static_cast<long long>(row) * a.ldy + col] = from_float<T>(v);
+}
+
 }  // namespace ft

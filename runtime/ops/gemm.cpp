@@ -77,7 +77,83 @@ Status launch_dense(OpContext& ctx, DType act, int n, int k, uint64_t w, DeviceB
   return ctx.backend().launch(kernel, dims, &args, sizeof args);
 }
 
+int gemm_q_splits(OpContext& ctx, int m, int n, int k) {
+  // K split until the grid has about four blocks (16 waves) per SM/CU, each
+  // split at least 2 steps long, at most 16 (the partial sums are 4 bytes
+  // per output per split: at m = 32, n = k = 4096, 16 splits write 8 MiB,
+  // which stays in L2 for the reduction).
+  const long long tiles = static_cast<long long>((m + kGemmQRows - 1) / kGemmQRows) *
+                          ((n + kGemmQWaves * kGemmQCols - 1) / (kGemmQWaves * kGemmQCols));
+  const long long want = 4LL * std::max(1, ctx.backend().info().compute_units);
+  const int steps = k / kGemmQStep;
+  int splits = 1;
+  while (splits < 16 && tiles * splits < want && steps % (2 * splits) == 0 && steps / (2 * splits) >= 2) splits *= 2;
+  return splits;
+}
+
 }  // namespace
+
+int gemm_q_max_rows(GgmlType type) {
+  // Measured against expanding W and the dense GEMM (bench/RESULTS.md,
+  // seventeenth session, H100): at 64 rows Q4_K and Q8_0 still gain
+  // (85 / 99 us against 110 / 131 on 4096 x 12288), Q6_K loses (174 against 116).
+  return type == GgmlType::kQ6_K ? 32 : 64;
+}
+
+bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m) {
+  return !ctx.on_cpu() && (act == DType::kBF16 || act == DType::kF16) && gemm_q_supported(w.type) && m >= 1 &&
+         m <= gemm_q_max_rows(w.type) && w.n > 0 && w.n % 32 == 0 && w.k > 0 && w.k % 256 == 0 && w.data.ptr % 16 == 0;
+}
+
+Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
+              DeviceBuffer bias, DeviceBuffer scratch) {
+  if (!gemm_q_fits(ctx, act, w, m))
+    return FT_ERROR(ErrorCode::kInvalidArgument,
+                    "gemm_q: {} weight [{}, {}] with {} x rows of {} on {} is not a few-row quantized product",
+                    ggml_traits(w.type).name, w.n, w.k, m, dtype_name(act), ctx.backend().info().name);
+  const size_t es = dtype_size(act);
+  if (ldy < w.n || x.ptr % 16 != 0 || x.bytes < static_cast<size_t>(m) * w.k * es ||
+      y.bytes < (static_cast<size_t>(m - 1) * ldy + w.n) * es || w.data.bytes < weight_bytes(w) ||
+      (bias.ptr && bias.bytes < static_cast<size_t>(w.n) * es))
+    return FT_ERROR(ErrorCode::kInvalidArgument,
+                    "gemm_q: buffers for m={} n={} k={} ldy={} (x {} bytes at {:#x}, y {}, w {} of {}, 16-byte aligned x)",
+                    m, w.n, w.k, ldy, x.bytes, x.ptr, y.bytes, w.data.bytes, weight_bytes(w));
+  const int splits = gemm_q_splits(ctx, m, w.n, w.k);
+  DeviceBuffer partial;
+  if (splits > 1) {
+    const size_t need = static_cast<size_t>(splits) * m * w.n * sizeof(float);
+    partial = scratch;
+    if (scratch.bytes < need || scratch.ptr % 16 != 0) {
+      FT_ASSIGN_OR_RETURN(partial, ctx.scratch(need));
+    }
+  }
+  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(gemm_q_spec(ctx.facts(), act, w.type)));
+  // Mirrors kernel_src/gemm.hip's GemmQArgs<T>.
+  struct {
+    uint64_t x, w, bias, y, partial;
+    long long blocks;
+    int m, n, k, ldy, steps;
+  } args{x.ptr, w.data.ptr, bias.ptr, y.ptr, partial.ptr, static_cast<long long>(weight_blocks(w)),
+         m, w.n, w.k, ldy, w.k / kGemmQStep / splits};
+  LaunchDims dims;
+  dims.grid[0] = static_cast<unsigned>((m + kGemmQRows - 1) / kGemmQRows);
+  dims.grid[1] = static_cast<unsigned>((w.n + kGemmQWaves * kGemmQCols - 1) / (kGemmQWaves * kGemmQCols));
+  dims.grid[2] = static_cast<unsigned>(splits);
+  dims.block[0] = static_cast<unsigned>(kGemmQWaves * ctx.facts().wave_size);
+  FT_RETURN_IF_ERROR(ctx.backend().launch(kernel, dims, &args, sizeof args));
+  if (splits == 1) return Status();
+
+  FT_ASSIGN_OR_RETURN(KernelHandle reduce, ctx.kernel(gemm_q_reduce_spec(act)));
+  // Mirrors GemmQReduceArgs<T>.
+  struct {
+    uint64_t partial, bias, y;
+    int splits, m, n, ldy;
+  } rargs{partial.ptr, bias.ptr, y.ptr, splits, m, w.n, ldy};
+  LaunchDims rdims;
+  rdims.grid[0] = static_cast<unsigned>((static_cast<long long>(m) * w.n + 255) / 256);
+  rdims.block[0] = 256;
+  return ctx.backend().launch(reduce, rdims, &rargs, sizeof rargs);
+}
 
 size_t gemm_scratch_bytes(DType act, const WeightView& w) {
   if (weight_is_act(w.type, act)) return 0;
@@ -90,10 +166,19 @@ Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int 
     return FT_ERROR(ErrorCode::kUnsupported, "gemm: GPU only (on the cpu backend matmul runs its reference)");
   FT_RETURN_IF_ERROR(check_shapes(ctx, act, w, x, m, y, bias));
   if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
+  if (gemm_q_fits(ctx, act, w, m) && x.ptr % 16 == 0) return gemm_q(ctx, act, w, x, m, y, w.n, bias, scratch);
+  return gemm_expanded(ctx, act, w, x, m, y, bias, scratch);
+}
 
-  // First step for other weight types: expand W to act (into the caller's
-  // scratch where it is large enough and 16-byte aligned, as the expanding
-  // kernel's stores are; else the context's), then the dense GEMM.
+Status gemm_expanded(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+                     DeviceBuffer bias, DeviceBuffer scratch) {
+  if (ctx.on_cpu())
+    return FT_ERROR(ErrorCode::kUnsupported, "gemm: GPU only (on the cpu backend matmul runs its reference)");
+  FT_RETURN_IF_ERROR(check_shapes(ctx, act, w, x, m, y, bias));
+  if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
+  // Expand W to act (into the caller's scratch where it is large enough and
+  // 16-byte aligned, as the expanding kernel's stores are; else the
+  // context's), then the dense GEMM.
   const size_t need = gemm_scratch_bytes(act, w);
   DeviceBuffer tmp = scratch;
   if (scratch.bytes < need || scratch.ptr % 16 != 0) {

@@ -9,8 +9,8 @@
 // Q4_0, Q4_K, Q5_K, Q6_K) are first converted to the activation type into a
 // scratch buffer (`scratch`, at least gemm_scratch_bytes() bytes; when it is
 // empty, too small or not 16-byte aligned, the context's scratch, OpContext::scratch, grown once).
-// This expansion is the first step for quantized
-// weights; dequantizing into the GEMM tile in the main loop is not done yet.
+// Quantized weights at few rows (m <= gemm_q_max_rows) are instead decoded
+// into the GEMM's tile (gemm_q below), and read once.
 //
 // Shapes: any m >= 1 (rows past the tile are masked); n a multiple of 32, k a
 // multiple of 32 and of the weight's block (256 for the K-quants), as every
@@ -28,9 +28,30 @@ namespace ft {
 
 Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
             DeviceBuffer bias = {}, DeviceBuffer scratch = {});
+// gemm without the few-row path: W of another type is always expanded first
+// (what gemm does above gemm_q_max_rows); for benchmarks and checks.
+Status gemm_expanded(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+                     DeviceBuffer bias = {}, DeviceBuffer scratch = {});
 
 // Bytes of scratch gemm needs for this weight and activation type: 0 when W
 // is already of type `act`, else n * k * dtype_size(act).
 size_t gemm_scratch_bytes(DType act, const WeightView& w);
+
+// Few rows against quantized weights: W decoded into the matrix-core tile
+// (kernel_src/gemm.hip's gemm_q), read once per 32 rows of x instead of
+// expanded whole. gemm() takes this path itself where it fits; matmul's
+// stacked projections call it directly to write each part's columns of a
+// wider y (row stride ldy elements).
+// Fits: a GPU backend, f16/bf16 activations, Q4_0 / Q8_0 / Q4_K / Q5_K /
+// Q6_K weights 16-byte aligned, 1 <= m <= gemm_q_max_rows(type), n a multiple of
+// 32, k of 256. With K split across blocks (decided from the grid and the
+// SM/CU count) the f32 partial sums need splits * m * n * 4 bytes of scratch
+// (`scratch` if large enough, else the context's).
+// The most rows of x gemm_q takes for a weight type (above, expanding W and
+// the dense GEMM is faster): 64, 32 for Q6_K.
+int gemm_q_max_rows(GgmlType type);
+bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m);
+Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
+              DeviceBuffer bias = {}, DeviceBuffer scratch = {});
 
 }  // namespace ft

@@ -231,6 +231,17 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
   if (parts.size() == 1) return matmul(ctx, act, parts[0], x, m, y, bias, x_q8);
   if (!ctx.on_cpu() && m <= kMaxGemvRows) return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8);
   const size_t es = dtype_size(act);
+  // Quantized parts at few rows write their columns of y themselves.
+  if (x.ptr % 16 == 0 &&
+      std::all_of(parts.begin(), parts.end(), [&](const WeightView& w) { return gemm_q_fits(ctx, act, w, m); })) {
+    size_t col = 0;
+    for (const WeightView& w : parts) {
+      DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};
+      FT_RETURN_IF_ERROR(gemm_q(ctx, act, w, x, m, slice(y, col * es, y.bytes - col * es), total, b));
+      col += w.n;
+    }
+    return Status();
+  }
   if (tmp.bytes < static_cast<size_t>(m) * widest * es)
     return FT_ERROR(ErrorCode::kInvalidArgument, "matmul: scratch of {} bytes for [{}, {}] outputs", tmp.bytes, m, widest);
   size_t col = 0;

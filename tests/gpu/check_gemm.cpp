@@ -132,8 +132,15 @@ std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng) {
   add(DType::kF16, GgmlType::kF32, 17, 128, 256, true);
   for (GgmlType q : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
     add(DType::kBF16, q, 100, 256, 4096, true);
-  add(DType::kF16, GgmlType::kQ4_K, 64, 128, 4096, false);
-  add(DType::kBF16, GgmlType::kQ4_K, 16, 4096, 4096, false);
+  // Few rows against quantized W, decoded into the tile (gemm_q): K split
+  // across blocks where the grid is small (n = k = 4096: 8 splits on an
+  // H100), not split at k = 256; n = 2080 leaves waves of the last block
+  // past n; m = 33 and 64 take two row tiles, the second partly past m.
+  for (GgmlType q : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K})
+    for (int m : {1, 9, 32}) add(DType::kBF16, q, m, 4096, 4096, m == 9);
+  for (int m : {5, 33, 64}) add(DType::kF16, GgmlType::kQ4_K, m, 160, 12288, m == 33);
+  add(DType::kBF16, GgmlType::kQ6_K, 17, 2080, 256, true);
+  add(DType::kF16, GgmlType::kQ4_K, 65, 128, 4096, false);  // past gemm_q's rows: expanded
   // f32: the plain FMA kernel.
   for (int m : {9, 100}) add(DType::kF32, GgmlType::kF32, m, 160, 256, m == 9);
   return cases;

@@ -208,7 +208,7 @@ std::vector<CheckCase> check_matmul(OpContext& ctx, std::mt19937& rng) {
       {{{GgmlType::kQ4_K, 256}, {GgmlType::kQ6_K, 64}}, 4096},
   };
   for (const auto& [parts, k] : kStacked)
-    for (int m : {1, 3, 8, 12})
+    for (int m : {1, 3, 8, 12, 32})
       for (bool norm_q8 : {false, true}) {
         // m > 8 runs the parts through the GEMM, whose n granule is 32.
         bool gemm_ok = true;

@@ -139,6 +139,45 @@ TEST_P(GemmTarget, DequantKernelsCompileWithoutSpills) {
   }
 }
 
+TEST_P(GemmTarget, FewRowQuantizedKernelsDecodeWithWideLoadsOnTheMatrixCore) {
+  auto target = parse_target_id(GetParam());
+  ASSERT_TRUE(target.ok());
+  const TargetFacts& facts = *target->facts;
+  // The few-row kernel is the per-wave one: mma.sync on Hopper as elsewhere.
+  const MatrixCore core = facts.matrix_core == MatrixCore::kWgmma ? MatrixCore::kMmaSync : facts.matrix_core;
+  const std::pair<GgmlType, DType> cases[] = {{GgmlType::kQ4_K, DType::kBF16}, {GgmlType::kQ4_K, DType::kF16},
+                                              {GgmlType::kQ6_K, DType::kBF16}, {GgmlType::kQ5_K, DType::kF16},
+                                              {GgmlType::kQ8_0, DType::kBF16}, {GgmlType::kQ4_0, DType::kF16}};
+  for (auto [w, dt] : cases) {
+    const KernelSpec spec = gemm_q_spec(facts, dt, w);
+    auto compiled = service().get(spec, *target);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const KernelResources& r = compiled->resources;
+    EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name;
+    EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
+    EXPECT_LE(r.lds_bytes, facts.lds_bytes_per_block) << spec.name << " on " << facts.name;
+    EXPECT_GT(occupancy_waves(facts, r, spec.block_threads), 0) << spec.name << " on " << facts.name;
+    if (w != GgmlType::kQ4_K) continue;
+    const std::string isa = machine_code(spec, *target, compiled->code_object);
+    EXPECT_NE(isa.find(expected_instruction(core)), std::string::npos) << spec.name << " on " << facts.name;
+    // A Q4_K group is 3 wide loads (d, dmin and scales; two 16-byte runs of
+    // nibbles), no byte loads: bytewise it was 46 loads a group.
+    if (facts.is_amd()) {
+      EXPECT_TRUE(isa.find("global_load_b128") != std::string::npos ||
+                  isa.find("global_load_dwordx4") != std::string::npos)
+          << spec.name << " on " << facts.name;
+      EXPECT_EQ(isa.find("global_load_u8"), std::string::npos) << spec.name << " on " << facts.name;
+      EXPECT_EQ(isa.find("global_load_ubyte"), std::string::npos) << spec.name << " on " << facts.name;
+    } else {
+      EXPECT_NE(isa.find("ld.global.v4.u32"), std::string::npos) << spec.name << " on " << facts.name;
+      EXPECT_EQ(isa.find("ld.global.u8"), std::string::npos) << spec.name << " on " << facts.name;
+    }
+  }
+  auto reduce = service().get(gemm_q_reduce_spec(DType::kBF16), *target);
+  ASSERT_TRUE(reduce.ok()) << reduce.status().to_string();
+  EXPECT_FALSE(reduce->resources.has_spills());
+}
+
 // Every target the project ships except gfx950, which clang-19 and the
 // ROCm 5.2 hipRTC on the CI machine do not know (checked below).
 INSTANTIATE_TEST_SUITE_P(AllTargets, GemmTarget,
@@ -221,6 +260,19 @@ TEST(GemmLauncher, CpuBackendIsUnsupported) {
   Status st = gemm(ctx, DType::kF32, view, buf(x), 64, buf(y));
   EXPECT_EQ(st.code(), ErrorCode::kUnsupported);
   EXPECT_NE(st.message().find("GPU only"), std::string::npos) << st.message();
+}
+
+TEST(GemmLauncher, FewRowQuantizedPathIsForGpusAndItsShapes) {
+  auto cpu = open_cpu_backend(1);
+  ASSERT_TRUE(cpu.ok());
+  OpContext ctx(cpu->get());
+  WeightView q4{GgmlType::kQ4_K, 4096, 4096, {}};
+  EXPECT_FALSE(gemm_q_fits(ctx, DType::kBF16, q4, 32));  // the CPU backend runs matmul's reference
+  std::vector<float> x(32 * 256), y(32 * 64);
+  auto buf = [](std::vector<float>& v) { return DeviceBuffer{reinterpret_cast<uint64_t>(v.data()), v.size() * 4}; };
+  Status st = gemm_q(ctx, DType::kBF16, q4, buf(x), 32, buf(y), 4096);
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("few-row"), std::string::npos) << st.message();
 }
 
 TEST(GemmLauncher, ScratchBytes) {
