@@ -150,11 +150,13 @@ PY
 # A tiny synthetic Q4_K_M model on the GPU against the CPU, three sequences
 # (the batch-4 decode graph) and one (the batch-1 graph).
 tiny_q4_check() {
-  step "tiny Q4_K_M model: GPU (decode graphs at batch 4 and 1) against the CPU"
+  step "tiny Q4_K_M model: GPU (decode graphs at batch 16, 4 and 1) against the CPU"
   "$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
     --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
     --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
-  for seqs in 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
+  # 12 sequences: the batch-16 graph, whose projections decode W into the
+  # GEMM's tile (gemm_q) where 3 and 1 take the GEMV.
+  for seqs in 12 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
   for_each_ksrc tiny_q4_variant
   for_each_env tiny_q4_variant
 }
