@@ -88,43 +88,36 @@ struct GroupDecode {
 };
 
 // The types read bytewise in any case: Raw is the block's address.
-struct BlockAddress {
-  const ft_u8* b;
+template <typename G>
+struct BytewiseGroup : GroupDecode<G> {
+  struct Raw {
+    const ft_u8* b;
+  };
+  template <bool kAligned = false>
+  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long idx, int) { return {w + idx * G::kBlockBytes}; }
 };
 
 template <int kType> struct GgmlGroup;
-template <> struct GgmlGroup<0> : GroupDecode<GgmlGroup<0>> {  // F32
+template <> struct GgmlGroup<0> : BytewiseGroup<GgmlGroup<0>> {  // F32
   static constexpr int kBlockBytes = 128, kGroups = 1;
-  using Raw = BlockAddress;
-  template <bool kAligned = false>
-  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long idx, int) { return {w + idx * kBlockBytes}; }
   static FT_DEVICE void unpack(const Raw& r, int, float* y) {
     for (int l = 0; l < 32; ++l) y[l] = *reinterpret_cast<const float*>(r.b + 4 * l);
   }
 };
-template <> struct GgmlGroup<1> : GroupDecode<GgmlGroup<1>> {  // F16
+template <> struct GgmlGroup<1> : BytewiseGroup<GgmlGroup<1>> {  // F16
   static constexpr int kBlockBytes = 64, kGroups = 1;
-  using Raw = BlockAddress;
-  template <bool kAligned = false>
-  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long idx, int) { return {w + idx * kBlockBytes}; }
   static FT_DEVICE void unpack(const Raw& r, int, float* y) {
     for (int l = 0; l < 32; ++l) y[l] = load_f16(r.b + 2 * l);
   }
 };
-template <> struct GgmlGroup<30> : GroupDecode<GgmlGroup<30>> {  // BF16
+template <> struct GgmlGroup<30> : BytewiseGroup<GgmlGroup<30>> {  // BF16
   static constexpr int kBlockBytes = 64, kGroups = 1;
-  using Raw = BlockAddress;
-  template <bool kAligned = false>
-  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long idx, int) { return {w + idx * kBlockBytes}; }
   static FT_DEVICE void unpack(const Raw& r, int, float* y) {
     for (int l = 0; l < 32; ++l) y[l] = to_float(bf16{static_cast<ft_u16>(r.b[2 * l] | (r.b[2 * l + 1] << 8))});
   }
 };
-template <> struct GgmlGroup<2> : GroupDecode<GgmlGroup<2>> {  // Q4_0 {f16 d; u8 qs[16]}
+template <> struct GgmlGroup<2> : BytewiseGroup<GgmlGroup<2>> {  // Q4_0 {f16 d; u8 qs[16]}
   static constexpr int kBlockBytes = 18, kGroups = 1;
-  using Raw = BlockAddress;
-  template <bool kAligned = false>
-  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long idx, int) { return {w + idx * kBlockBytes}; }
   static FT_DEVICE void unpack(const Raw& r, int, float* y) {
     const float d = load_f16(r.b);
     for (int j = 0; j < 16; ++j) {
