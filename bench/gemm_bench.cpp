@@ -150,7 +150,7 @@ bool quantized(OpContext& ctx, double copy_gbs) {
         }
         const double gbs = static_cast<double>(host->size()) / (*total * 1e-3) / 1e9;
         std::printf("%-6s %-8s %5d %8s %11.1f %8.0f %7.0f%% %11.1f %11.1f %15s\n", tname.c_str(), s.name, m,
-                    gemm_q_fits(ctx, dt, view, m) ? "gemm_q" : "expanded", *total * 1e3, gbs,
+                    gemm_q_fits(ctx, dt, view, m, *x) ? "gemm_q" : "expanded", *total * 1e3, gbs,
                     copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 0.0, *expanded * 1e3, *base * 1e3,
                     m > 32 ? "-" : fmt::format("{:.1f}", *chunks * 1e3).c_str());
       }

@@ -100,24 +100,27 @@ int gemm_q_max_rows(GgmlType type) {
   return type == GgmlType::kQ6_K ? 32 : 64;
 }
 
-bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m) {
+bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m, DeviceBuffer x) {
   return !ctx.on_cpu() && (act == DType::kBF16 || act == DType::kF16) && gemm_q_supported(w.type) && m >= 1 &&
-         m <= gemm_q_max_rows(w.type) && w.n > 0 && w.n % 32 == 0 && w.k > 0 && w.k % 256 == 0 && w.data.ptr % 16 == 0;
+         m <= gemm_q_max_rows(w.type) && w.n > 0 && w.n % 32 == 0 && w.k > 0 && w.k % 256 == 0 &&
+         w.data.ptr % 16 == 0 && x.ptr % 16 == 0;
 }
 
 Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
               DeviceBuffer bias, DeviceBuffer scratch) {
-  if (!gemm_q_fits(ctx, act, w, m))
+  if (!gemm_q_fits(ctx, act, w, m, x))
     return FT_ERROR(ErrorCode::kInvalidArgument,
-                    "gemm_q: {} weight [{}, {}] with {} x rows of {} on {} is not a few-row quantized product",
-                    ggml_traits(w.type).name, w.n, w.k, m, dtype_name(act), ctx.backend().info().name);
+                    "gemm_q: {} weight [{}, {}] with {} x rows of {} on {} (x at {:#x}, W at {:#x}: both 16-byte "
+                    "aligned) is not a few-row quantized product",
+                    ggml_traits(w.type).name, w.n, w.k, m, dtype_name(act), ctx.backend().info().name, x.ptr,
+                    w.data.ptr);
   const size_t es = dtype_size(act);
-  if (ldy < w.n || x.ptr % 16 != 0 || x.bytes < static_cast<size_t>(m) * w.k * es ||
+  if (ldy < w.n || x.bytes < static_cast<size_t>(m) * w.k * es ||
       y.bytes < (static_cast<size_t>(m - 1) * ldy + w.n) * es || w.data.bytes < weight_bytes(w) ||
       (bias.ptr && bias.bytes < static_cast<size_t>(w.n) * es))
     return FT_ERROR(ErrorCode::kInvalidArgument,
-                    "gemm_q: buffers for m={} n={} k={} ldy={} (x {} bytes at {:#x}, y {}, w {} of {}, 16-byte aligned x)",
-                    m, w.n, w.k, ldy, x.bytes, x.ptr, y.bytes, w.data.bytes, weight_bytes(w));
+                    "gemm_q: buffers for m={} n={} k={} ldy={} (x {} bytes, y {}, w {} of {})", m, w.n, w.k, ldy,
+                    x.bytes, y.bytes, w.data.bytes, weight_bytes(w));
   const int splits = gemm_q_splits(ctx, m, w.n, w.k);
   DeviceBuffer partial;
   if (splits > 1) {
@@ -160,22 +163,16 @@ size_t gemm_scratch_bytes(DType act, const WeightView& w) {
   return static_cast<size_t>(w.n) * w.k * dtype_size(act);
 }
 
-Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, DeviceBuffer bias,
-            DeviceBuffer scratch) {
-  if (ctx.on_cpu())
-    return FT_ERROR(ErrorCode::kUnsupported, "gemm: GPU only (on the cpu backend matmul runs its reference)");
-  FT_RETURN_IF_ERROR(check_shapes(ctx, act, w, x, m, y, bias));
-  if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
-  if (gemm_q_fits(ctx, act, w, m) && x.ptr % 16 == 0) return gemm_q(ctx, act, w, x, m, y, w.n, bias, scratch);
-  return gemm_expanded(ctx, act, w, x, m, y, bias, scratch);
-}
+namespace {
 
-Status gemm_expanded(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
-                     DeviceBuffer bias, DeviceBuffer scratch) {
+// gemm and gemm_expanded: few_rows lets quantized W at few rows take gemm_q.
+Status gemm_route(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+                  DeviceBuffer bias, DeviceBuffer scratch, bool few_rows) {
   if (ctx.on_cpu())
     return FT_ERROR(ErrorCode::kUnsupported, "gemm: GPU only (on the cpu backend matmul runs its reference)");
   FT_RETURN_IF_ERROR(check_shapes(ctx, act, w, x, m, y, bias));
   if (weight_is_act(w.type, act)) return launch_dense(ctx, act, w.n, w.k, w.data.ptr, x, m, y, bias);
+  if (few_rows && gemm_q_fits(ctx, act, w, m, x)) return gemm_q(ctx, act, w, x, m, y, w.n, bias, scratch);
   // Expand W to act (into the caller's scratch where it is large enough and
   // 16-byte aligned, as the expanding kernel's stores are; else the
   // context's), then the dense GEMM.
@@ -186,6 +183,18 @@ Status gemm_expanded(OpContext& ctx, DType act, const WeightView& w, DeviceBuffe
   }
   FT_RETURN_IF_ERROR(dequantize(ctx, act, w, tmp));
   return launch_dense(ctx, act, w.n, w.k, tmp.ptr, x, m, y, bias);
+}
+
+}  // namespace
+
+Status gemm(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, DeviceBuffer bias,
+            DeviceBuffer scratch) {
+  return gemm_route(ctx, act, w, x, m, y, bias, scratch, true);
+}
+
+Status gemm_expanded(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y,
+                     DeviceBuffer bias, DeviceBuffer scratch) {
+  return gemm_route(ctx, act, w, x, m, y, bias, scratch, false);
 }
 
 }  // namespace ft

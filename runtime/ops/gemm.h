@@ -43,14 +43,14 @@ size_t gemm_scratch_bytes(DType act, const WeightView& w);
 // stacked projections call it directly to write each part's columns of a
 // wider y (row stride ldy elements).
 // Fits: a GPU backend, f16/bf16 activations, Q4_0 / Q8_0 / Q4_K / Q5_K /
-// Q6_K weights 16-byte aligned, 1 <= m <= gemm_q_max_rows(type), n a multiple of
-// 32, k of 256. With K split across blocks (decided from the grid and the
+// Q6_K weights, W and x 16-byte aligned, 1 <= m <= gemm_q_max_rows(type), n a
+// multiple of 32, k of 256. With K split across blocks (decided from the grid and the
 // SM/CU count) the f32 partial sums need splits * m * n * 4 bytes of scratch
 // (`scratch` if large enough, else the context's).
 // The most rows of x gemm_q takes for a weight type (above, expanding W and
 // the dense GEMM is faster): 64, 32 for Q6_K.
 int gemm_q_max_rows(GgmlType type);
-bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m);
+bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m, DeviceBuffer x);
 Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
               DeviceBuffer bias = {}, DeviceBuffer scratch = {});
 

@@ -232,8 +232,7 @@ Status matmul_stacked(OpContext& ctx, DType act, std::span<const WeightView> par
   if (!ctx.on_cpu() && m <= kMaxGemvRows) return gemv_parts(ctx, act, parts, x, m, y, bias, x_q8);
   const size_t es = dtype_size(act);
   // Quantized parts at few rows write their columns of y themselves.
-  if (x.ptr % 16 == 0 &&
-      std::all_of(parts.begin(), parts.end(), [&](const WeightView& w) { return gemm_q_fits(ctx, act, w, m); })) {
+  if (std::all_of(parts.begin(), parts.end(), [&](const WeightView& w) { return gemm_q_fits(ctx, act, w, m, x); })) {
     size_t col = 0;
     for (const WeightView& w : parts) {
       DeviceBuffer b = bias.ptr ? slice(bias, col * es, w.n * es) : DeviceBuffer{};

@@ -267,9 +267,9 @@ TEST(GemmLauncher, FewRowQuantizedPathIsForGpusAndItsShapes) {
   ASSERT_TRUE(cpu.ok());
   OpContext ctx(cpu->get());
   WeightView q4{GgmlType::kQ4_K, 4096, 4096, {}};
-  EXPECT_FALSE(gemm_q_fits(ctx, DType::kBF16, q4, 32));  // the CPU backend runs matmul's reference
   std::vector<float> x(32 * 256), y(32 * 64);
   auto buf = [](std::vector<float>& v) { return DeviceBuffer{reinterpret_cast<uint64_t>(v.data()), v.size() * 4}; };
+  EXPECT_FALSE(gemm_q_fits(ctx, DType::kBF16, q4, 32, buf(x)));  // the CPU backend runs matmul's reference
   Status st = gemm_q(ctx, DType::kBF16, q4, buf(x), 32, buf(y), 4096);
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(st.message().find("few-row"), std::string::npos) << st.message();
