@@ -161,10 +161,25 @@ bool quantized(OpContext& ctx, double copy_gbs) {
 
 int run(int argc, char** argv) {
   const char* peer_path = nullptr;
-  bool tune = false;
+  bool tune = false, only_quantized = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--torch") == 0 && i + 1 < argc) peer_path = argv[i + 1];
-    if (std::strcmp(argv[i], "--tune") == 0) tune = true;
+    if (std::strcmp(argv[i], "--torch") == 0 && i + 1 < argc) {
+      peer_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--tune") == 0) {
+      tune = true;
+    } else if (std::strcmp(argv[i], "--quantized") == 0) {
+      only_quantized = true;
+    } else {
+      const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
+      std::fprintf(help ? stdout : stderr,
+                   "usage: gemm_bench [--torch FILE] [--tune] [--quantized]\n"
+                   "Times the prefill GEMM (bf16, M = %d) on cuda:0 against torch.matmul's figures in FILE\n"
+                   "(bench/gemm_torch.py, same run), then matmul on quantized weights at M = 2048 to 16.\n"
+                   "  --tune       also time other tiles of the bf16 GEMM\n"
+                   "  --quantized  only the quantized table\n",
+                   kTokens);
+      return help ? 0 : 2;
+    }
   }
   auto peer = read_peer(peer_path);
 
@@ -185,9 +200,11 @@ int run(int argc, char** argv) {
                           {"lm_head", 151936, 4096}};
   std::printf("gemm_bench on %s (%s), bf16, M = %d; peer = torch.matmul (cuBLAS) %s\n", b.info().name.c_str(),
               b.info().arch.c_str(), kTokens, peer.empty() ? "not given (--torch FILE)" : "from the same run");
-  std::printf("%-8s %7s %6s %10s %9s %9s %8s\n", "shape", "N", "K", "us", "TFLOP/s", "torch", "ratio");
+  if (!only_quantized)
+    std::printf("%-8s %7s %6s %10s %9s %9s %8s\n", "shape", "N", "K", "us", "TFLOP/s", "torch", "ratio");
   int status = 0;
   for (const Shape& s : shapes) {
+    if (only_quantized) break;
     auto x = random_bf16(b, static_cast<size_t>(kTokens) * s.k, 1);
     auto w = random_bf16(b, static_cast<size_t>(s.n) * s.k, 2);
     auto y = b.alloc(static_cast<size_t>(kTokens) * s.n * 2);

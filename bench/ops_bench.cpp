@@ -5,6 +5,7 @@
 // Inputs are far larger than L2 (60 MB on an H200), random, timed with device
 // events after warm-up; bytes counted = bytes read + bytes written.
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "bench/bench_util.h"
@@ -76,4 +77,14 @@ int run() {
 }  // namespace
 }  // namespace ft
 
-int main() { return ft::run(); }
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    const bool help = !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h");
+    std::fprintf(help ? stdout : stderr,
+                 "usage: ops_bench\n"
+                 "Times RMSNorm and the fused activations (bf16) on cuda:0 against the device's copy\n"
+                 "bandwidth measured in the same run; the torch peer is bench/ops_torch.py.\n");
+    return help ? 0 : 2;
+  }
+  return ft::run();
+}
