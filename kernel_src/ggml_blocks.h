@@ -57,6 +57,14 @@ FT_DEVICE ByteRun<kBytes> load_run(const ft_u8* p) {
   return r;
 }
 
+// An integer 0 <= v < 2^23 as a float, exactly: v in the low mantissa bits
+// of 2^23, less 2^23 (a logic op and an add, where a conversion instruction
+// is a quarter-rate one on NVIDIA). Offset values (v + 32 for a signed
+// 6-bit one) subtract the offset with it: still exact.
+FT_DEVICE float small_uint_float(ft_u32 v, float offset = 0.0f) {
+  return bits_float(0x4B000000u | v) - (8388608.0f + offset);
+}
+
 // Scale and min j (0..7) of a Q4_K / Q5_K block's 12 packed scale bytes,
 // which are bytes 4..15 of the block's first 16 (after d and dmin): words
 // 1..3 of h. j is not a constant (the group), so bytes are taken by shifts
@@ -139,7 +147,12 @@ template <> struct GgmlGroup<8> : GroupDecode<GgmlGroup<8>> {  // Q8_0, device l
   }
   static FT_DEVICE void unpack(const Raw& r, int, float* y) {
     const float d = to_float(f16{r.d});
-    for (int j = 0; j < 32; ++j) y[j] = d * static_cast<float>(static_cast<ft_i8>(r.q[j]));
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const ft_u32 biased = r.q.w[i] ^ 0x80808080u;  // each int8 + 128
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((biased >> (8 * b)) & 0xFFu, 128.0f);
+    }
   }
 };
 template <> struct GgmlGroup<12> : GroupDecode<GgmlGroup<12>> {  // Q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}
@@ -158,7 +171,12 @@ template <> struct GgmlGroup<12> : GroupDecode<GgmlGroup<12>> {  // Q4_K {f16 d,
     k_scale_min(r.h, sub, &sc, &mn);
     const float d = k_d(r.h) * sc, m = k_dmin(r.h) * mn;
     const int shift = (sub & 1) * 4;
-    for (int l = 0; l < 32; ++l) y[l] = d * static_cast<float>((r.q[l] >> shift) & 0x0F) - m;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const ft_u32 nibbles = (r.q.w[i] >> shift) & 0x0F0F0F0Fu;  // this group's 4 bits of bytes 4i..4i+3
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((nibbles >> (8 * b)) & 0xFFu) - m;
+    }
   }
 };
 template <> struct GgmlGroup<13> : GroupDecode<GgmlGroup<13>> {  // Q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}
@@ -177,8 +195,13 @@ template <> struct GgmlGroup<13> : GroupDecode<GgmlGroup<13>> {  // Q5_K {f16 d,
     k_scale_min(r.h, sub, &sc, &mn);
     const float d = k_d(r.h) * sc, m = k_dmin(r.h) * mn;
     const int shift = (sub & 1) * 4;
-    for (int l = 0; l < 32; ++l)
-      y[l] = d * static_cast<float>(((r.q[l] >> shift) & 0x0F) | (((r.qh[l] >> sub) & 1) << 4)) - m;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      // Bytes 4i..4i+3: 4 low bits from qs, the fifth from bit `sub` of qh.
+      const ft_u32 v = ((r.q.w[i] >> shift) & 0x0F0F0F0Fu) | (((r.qh.w[i] >> sub) & 0x01010101u) << 4);
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((v >> (8 * b)) & 0xFFu) - m;
+    }
   }
 };
 // Q6_K, device layout: ql [B][8][16], qh [B][8][8], scales [B][16], d [B].
@@ -217,10 +240,12 @@ template <> struct GgmlGroup<14> : GroupDecode<GgmlGroup<14>> {
 #pragma unroll
     for (int p = 0; p < 4; ++p)
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int l = 8 * p + e;
-        const int q = (((r.lo[p][e] >> lshift) & 0x0F) | (((r.qh[l] >> hshift) & 3) << 4)) - 32;
-        y[l] = ds[l >> 4] * static_cast<float>(q);
+      for (int h = 0; h < 2; ++h) {
+        // Elements l = 8p + 4h .. +3: low 4 bits from the ql run, high 2 from qh.
+        const int l = 8 * p + 4 * h;
+        const ft_u32 v = ((r.lo[p].w[h] >> lshift) & 0x0F0F0F0Fu) | (((r.qh.w[l >> 2] >> hshift) & 0x03030303u) << 4);
+#pragma unroll
+        for (int b = 0; b < 4; ++b) y[l + b] = ds[l >> 4] * small_uint_float((v >> (8 * b)) & 0xFFu, 32.0f);
       }
   }
 };
