@@ -3,11 +3,12 @@
 // outside reference.
 //
 //   e2e_check MODEL [TOKENS] [DEVICE] [SEQS]
-//     SEQS (1 to 3, default 3) sequences, teacher-forced over fixed token
+//     SEQS (1 to 16, default 3) sequences, teacher-forced over fixed token
 //     streams: one prefill step of different lengths for each, then decode
 //     steps of all of them together (on a GPU a graph of the batch bucket:
-//     4 for three sequences, padded with an empty one; 1 for one, the batch-1
-//     decode kernels), captured on the first step and replayed after. Prints the
+//     4 for two to four sequences, padded with empty ones, 16 for five to
+//     sixteen; 1 for one, the batch-1 decode kernels), captured on the first
+//     step and replayed after. Prints the
 //     relative L2 error of each sequence's logits per step, and whether the
 //     token drawn on the device (greedy) is the CPU's argmax; exits 1 if any
 //     step exceeds 2e-2.
@@ -39,21 +40,23 @@ struct Runner {
   std::unique_ptr<Executor> ex;
 };
 
-constexpr int kMaxSeqs = 3;
+constexpr int kMaxSeqs = 16;
 
-Result<Runner> open_runner(const std::string& device, const WeightSet& w, int max_ctx, int max_step_tokens) {
+// max_seqs: the sequences of a step (the largest decode graph bucket), 4 or 16.
+Result<Runner> open_runner(const std::string& device, const WeightSet& w, int max_ctx, int max_step_tokens,
+                           int max_seqs = 4) {
   Runner r;
   FT_ASSIGN_OR_RETURN(r.session, open_op_session(device));
   Backend& backend = *r.session.backend;
   ExecutorOptions eo;
   eo.max_tokens_per_step = max_step_tokens;
-  eo.max_seqs_per_step = 4;
+  eo.max_seqs_per_step = max_seqs;
   eo.max_blocks_per_seq = (max_ctx + 15) / 16;
   const DType act = backend.kind() == DeviceKind::kCpu ? DType::kF32 : DType::kBF16;
-  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(w.config(), 16, act)) * eo.max_blocks_per_seq * 4;
+  eo.kv_cache_bytes = static_cast<int64_t>(kv_block_bytes(w.config(), 16, act)) * eo.max_blocks_per_seq * max_seqs;
   if (r.session.jit) {
     const TargetId& target = r.session.ops->target();
-    FT_ASSIGN_OR_RETURN(auto plan, plan_kernels(w, target, PlanOptions{4, max_step_tokens, 16, max_ctx}));
+    FT_ASSIGN_OR_RETURN(auto plan, plan_kernels(w, target, PlanOptions{max_seqs, max_step_tokens, 16, max_ctx}));
     WarmResult wr = warm_kernels(*r.session.jit, target, plan);
     std::printf("%s: %zu kernels in the plan, %d compiled, %d cached, %d failed, %.2f s\n", device.c_str(), plan.size(),
                 wr.compiled, wr.cached, wr.failed, wr.seconds);
@@ -138,14 +141,15 @@ int check(const std::string& model, int n, const std::string& device, int seqs) 
     return 2;
   }
   const int vocab = static_cast<int>(w->config().vocab_size);
-  auto gpu = open_runner(device, *w, n + 16, 128);
-  auto cpu = open_runner("cpu", *w, n + 16, 128);
+  const int max_seqs = seqs <= 4 ? 4 : 16;
+  auto gpu = open_runner(device, *w, n + 16, 128, max_seqs);
+  auto cpu = open_runner("cpu", *w, n + 16, 128, max_seqs);
   if (!gpu.ok() || !cpu.ok()) {
     std::fprintf(stderr, "e2e_check: %s\n", (!gpu.ok() ? gpu.status() : cpu.status()).to_string().c_str());
     return 2;
   }
   // Per sequence: its tokens and its blocks, in reverse order (the cache
-  // holds four sequences' worth).
+  // holds max_seqs sequences' worth).
   const int blocks = (n + 16 + 15) / 16;
   std::vector<std::vector<int32_t>> tokens(seqs, std::vector<int32_t>(n)), tables(seqs);
   uint64_t x = 12345;
@@ -163,7 +167,8 @@ int check(const std::string& model, int n, const std::string& device, int seqs) 
   for (int step = 0; done[0] < n; ++step) {
     Batch b;
     for (int s = 0; s < seqs; ++s) {
-      const int count = step == 0 ? n / 2 - 3 * s : 1;  // prefill lengths differ per sequence
+      // Prefill lengths differ per sequence (n/2 down to 3 and around again).
+      const int count = step == 0 ? n / 2 - (3 * s) % std::max(3, n / 2 - 2) : 1;
       for (int i = done[s]; i < done[s] + count; ++i) {
         b.tokens.push_back(tokens[s][i]);
         b.positions.push_back(i);

@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|smoke|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -27,12 +27,17 @@
 #         decode at batch 1 against e2e_bench_base and the variants, AB_ROUNDS
 #         rounds (default 3), then op_check AB_OP_CHECK (default matmul
 #         attention; "none" skips it) on the changed build and each kernel
-#         variant (minutes, so it comes last). AB_ENVS: space-separated
+#         and environment variant (minutes, so it comes last). AB_ENVS: space-separated
 #         environment settings, each a variant of this build, several
 #         variables joined by commas ("FT_PDL=0 FT_DECODE_MIN_SPAN=128,FT_PDL=0").
 #         AB_MODEL=synth (ab and skip): the Q4_K_M model synthesized by
 #         ft-model at the same shapes, with no HF run (faster on a fresh
 #         machine; compare figures only within one run).
+#   batch: quantized batches and prefill for this build and each kernel
+#         variant (.devbuild/ksrc_NAME): the tiny Q4_K_M model at 12 and 1
+#         sequences, gemm_bench --quantized, e2e_bench --batch BATCH (default
+#         32) --step-times on the AB_MODEL Q4_K_M model, then op_check gemm
+#         matmul on each variant.
 #   smoke: the quick check after a host-side change (under a minute on an H100,
 #         no HF model): tiny Q4_K_M and bf16 models on the GPU against the
 #         CPU, op_check device, ft-serve answering a chat, a stream and a
@@ -49,8 +54,8 @@
 #         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
 #         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 pack="$here/.devbuild"
@@ -169,10 +174,12 @@ tiny_bf16_check() {
     --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny.gguf" || status=1
   "$bin/e2e_check" "$work/tiny.gguf" 40 cuda:0 | tail -"${1:-8}" || status=1
 }
-tiny_q4_variant() {  # NAME ENV...: the tiny check at batch 1 on a kernel-source variant
-  local name="$1"; shift
-  echo -n "$name: "
-  "$@" "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 1 | tail -1 || status=1
+tiny_q4_variant() {  # NAME ENV...: the tiny check on a variant, at TINY_SEQS sequences (default 1)
+  local name="$1" seqs; shift
+  for seqs in ${TINY_SEQS:-1}; do
+    echo -n "$name, $seqs: "
+    "$@" "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 "$seqs" | tail -1 || status=1
+  done
 }
 
 # Calls FN NAME env FT_KERNEL_SRC_DIR=... FT_CACHE_DIR=... for every
@@ -328,6 +335,33 @@ if [ "$phase" = ab ]; then
   # and every kernel-source variant.
   if [ "${AB_OP_CHECK:-}" != none ]; then
     [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
+    for_each_ksrc op_check_ab
+    for_each_env op_check_ab
+  fi
+fi
+# gemm_bench's quantized table and Q4_K_M decode at batch 1 and BATCH (default
+# 32) and prefill 2,048 (e2e_bench) for one variant: NAME ENV...
+batch_variant() {
+  local name="$1"; shift
+  step "gemm_bench --quantized: $name"
+  "$@" "$bin/gemm_bench" --quantized | tee "$out/gemm_bench_${name// /_}.txt" | tail -n +2 || status=1
+  step "e2e_bench q4_k_m --batch ${BATCH:-32} --step-times: $name"
+  "$@" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --batch "${BATCH:-32}" --step-times 2> "$work/batch.err" \
+    | grep -E "between steps|^decode|^prefill" || { status=1; tail -3 "$work/batch.err"; }
+}
+if [ "$phase" = batch ]; then
+  # Quantized batches and prefill (gemm_q and the expanding pass) for this
+  # build and every kernel-source variant: the tiny Q4_K_M model against the
+  # CPU at 12 and 1 sequences; gemm_bench --quantized and e2e_bench; then
+  # op_check gemm matmul on each variant (AB_OP_CHECK names other families).
+  export FT_CACHE_DIR="$work/cache"
+  timing_model
+  TINY_SEQS="12 1" tiny_q4_check
+  wait $convert || { cat "$work/convert.log"; status=1; }
+  batch_variant "this build" env
+  for_each_ksrc batch_variant
+  if [ "${AB_OP_CHECK:-}" != none ]; then
+    AB_OP_CHECK="${AB_OP_CHECK:-gemm matmul}"
     for_each_ksrc op_check_ab
   fi
 fi
