@@ -142,8 +142,9 @@ int check(const std::string& model, int n, const std::string& device, int seqs) 
   }
   const int vocab = static_cast<int>(w->config().vocab_size);
   const int max_seqs = seqs <= 4 ? 4 : 16;
-  auto gpu = open_runner(device, *w, n + 16, 128, max_seqs);
-  auto cpu = open_runner("cpu", *w, n + 16, 128, max_seqs);
+  const int step_tokens = std::max(128, seqs * (n / 2));  // the prefill step
+  auto gpu = open_runner(device, *w, n + 16, step_tokens, max_seqs);
+  auto cpu = open_runner("cpu", *w, n + 16, step_tokens, max_seqs);
   if (!gpu.ok() || !cpu.ok()) {
     std::fprintf(stderr, "e2e_check: %s\n", (!gpu.ok() ? gpu.status() : cpu.status()).to_string().c_str());
     return 2;
@@ -216,7 +217,7 @@ int run(int argc, char** argv) {
                  "usage: e2e_check MODEL [TOKENS] [DEVICE] [SEQS]\n       e2e_check --dump MODEL IDS OUT [DEVICE] [HIDDEN_OUT] [TRACE_DIR]\n");
     return 2;
   }
-  const int seqs = argc > 4 ? std::atoi(argv[4]) : kMaxSeqs;
+  const int seqs = argc > 4 ? std::atoi(argv[4]) : 3;
   if (seqs < 1 || seqs > kMaxSeqs) {
     std::fprintf(stderr, "e2e_check: SEQS must be 1 to %d\n", kMaxSeqs);
     return 2;
