@@ -66,13 +66,16 @@ KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool 
   return s;
 }
 
-KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size) {
+KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size,
+                                 int waves) {
   const AttnTile& tile = target.tiles.attn;
+  if (waves <= 0) waves = tile.decode_waves;
   KernelSpec s;
-  s.name = fmt::format("ft_attn_decode_{}_d{}_g{}_b{}", dtype_name(dtype), head_dim, group, block_size);
+  s.name = fmt::format("ft_attn_decode_{}_d{}_g{}_b{}{}", dtype_name(dtype), head_dim, group, block_size,
+                       waves == tile.decode_waves ? "" : fmt::format("_w{}", waves));
   s.family = "attention";
   s.function = "ft::attention_decode";
-  s.block_threads = tile.decode_waves * target.wave_size;
+  s.block_threads = waves * target.wave_size;
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), std::to_string(group),
                      std::to_string(block_size), std::to_string(s.block_threads),
                      std::to_string(tile.decode_partition)};
@@ -399,6 +402,7 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     }
     for (auto [d, g] : catalog_attention_shapes()) {
       specs.push_back(attention_decode_spec(target, dt, d, g, 16));
+      if (g >= 2) specs.push_back(attention_decode_spec(target, dt, d, g, 16, 2 * target.tiles.attn.decode_waves));
       specs.push_back(attention_prefill_spec(target, dt, d, g, 16));
     }
   }

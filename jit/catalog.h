@@ -28,7 +28,10 @@ KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, 
 KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm);
 // Paged attention (kernel_src/attention.hip). group = n_heads / n_kv_heads.
 // Decode launch: grid (partitions, n_seqs * n_kv_heads), block_threads.
-KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);
+// waves: per block; 0 is the tile's (runtime/ops/attention.cpp doubles it
+// for launches of few (sequence, KV head) pairs).
+KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size,
+                                 int waves = 0);
 // Prefill / extend: mma.sync on NVIDIA for f16/bf16, the f32-FMA kernel
 // otherwise. Grid (row tiles, n_seqs * n_kv_heads); rows per tile below.
 KernelSpec attention_prefill_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);

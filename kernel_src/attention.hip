@@ -147,9 +147,13 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   constexpr int kVLanes = kChunks;
   constexpr int kVKeysPerWave = FT_WAVE_SIZE / kVLanes;
   constexpr int kVKeysPerIter = kWaves * kVKeysPerWave;
-  // Loads in flight per lane: 128 bytes of K, 64-128 of V.
-  constexpr int kQkUnroll = attn_cmax(1, 8 / kQkVecs);
-  constexpr int kVUnroll = kVecElems * kGroup > 32 ? 4 : 8;
+  // Loads in flight per lane: 128 bytes of K, 64-128 of V, with 4 waves. A
+  // block of more waves keeps the keys of one iteration (64 on wave32 for
+  // every group) and spreads them over its lanes, so a short partition
+  // takes fewer dependent instructions per wave rather than idling lanes.
+  constexpr int kMoreWaves = attn_cmax(kWaves, 4) / 4;
+  constexpr int kQkUnroll = attn_cmax(1, 8 / kQkVecs / kMoreWaves);
+  constexpr int kVUnroll = attn_cmax(1, (kVecElems * kGroup > 32 ? 4 : 8) / kMoreWaves);
   static_assert(kQkElems % kVecElems == 0 && kQkLanes <= FT_WAVE_SIZE, "score lanes must fit a wave");
   static_assert(kVLanes <= FT_WAVE_SIZE, "a V row must fit one wave's 16-byte lanes");
   static_assert(kPartition % kBlockSize == 0 && kThreads % FT_WAVE_SIZE == 0, "bad decode tile");

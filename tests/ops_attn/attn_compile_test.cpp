@@ -27,6 +27,9 @@ std::vector<KernelSpec> subset(const TargetFacts& t) {
       rope_spec(t, DType::kF16, 64, false, false),
       attention_decode_spec(t, DType::kBF16, 128, 4, 16),
       attention_decode_spec(t, DType::kBF16, 128, 8, 16),  // the most q registers
+      // Blocks of twice the waves, for launches of few (sequence, KV head) pairs.
+      attention_decode_spec(t, DType::kBF16, 128, 4, 16, 2 * t.tiles.attn.decode_waves),
+      attention_decode_spec(t, DType::kBF16, 128, 8, 16, 2 * t.tiles.attn.decode_waves),
       attention_decode_spec(t, DType::kF16, 64, 7, 16),
       attention_decode_spec(t, DType::kF16, 128, 1, 16),
       attention_prefill_spec(t, DType::kBF16, 128, 4, 16),
@@ -103,8 +106,12 @@ TEST(AttnCatalog, CoversTheModelShapesAndTakesTilesFromTheTarget) {
                  s.function == "ft::attention_prefill_wgmma";
     }
     const int shapes = static_cast<int>(catalog_attention_shapes().size());
+    // Decode also in blocks of twice the waves, for groups of 2 or more.
+    const auto all_shapes = catalog_attention_shapes();
+    const int grouped = static_cast<int>(
+        std::count_if(all_shapes.begin(), all_shapes.end(), [](auto shape) { return shape.second >= 2; }));
     EXPECT_EQ(rope, 2 * 2 * 3) << t.name;  // f16/bf16 x head_dim 64/128 x (NORM, NEOX, NEOX + q/k norm)
-    EXPECT_EQ(decode, 2 * shapes) << t.name;
+    EXPECT_EQ(decode, 2 * (shapes + grouped)) << t.name;
     EXPECT_EQ(prefill, 2 * shapes) << t.name;
   }
   // The prefill kernel follows the matrix cores the target has: wgmma on
@@ -133,6 +140,9 @@ TEST(AttnCatalog, CoversTheModelShapesAndTakesTilesFromTheTarget) {
     KernelSpec d = attention_decode_spec(t, DType::kBF16, 128, 4, 16);
     EXPECT_EQ(d.block_threads, t.tiles.attn.decode_waves * t.wave_size) << t.name;
     EXPECT_EQ(d.template_args.back(), std::to_string(t.tiles.attn.decode_partition)) << t.name;
+    KernelSpec wide = attention_decode_spec(t, DType::kBF16, 128, 4, 16, 2 * t.tiles.attn.decode_waves);
+    EXPECT_EQ(wide.block_threads, 2 * d.block_threads) << t.name;
+    EXPECT_NE(wide.name, d.name) << t.name;
     EXPECT_GE(t.tiles.attn.decode_partition, kMinDecodePartition) << "the workspace is sized for the smallest";
   }
   // Llama-3-8B / Qwen3-8B (128, 4), Qwen2.5-7B (128, 7), Qwen3-0.6B (128, 2), Llama-3.2-1B (64, 4).
