@@ -315,7 +315,7 @@ if [ "$phase" = targets ]; then
   "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --batch 32 | tail -3 | tee -a "$out/e2e_q4.txt" || status=1
 fi
 op_check_ab() {  # NAME ENV...
-  local name="$1" log="$out/op_check_${1// /_}.txt"; shift
+  local name="$1" log="$out/op_check_${1//[^A-Za-z0-9_.-]/_}.txt"; shift  # a plain file name comes back
   step "op_check ${AB_OP_CHECK:-matmul attention}: $name"
   "$@" "$bin/op_check" ${AB_OP_CHECK:-matmul attention} > "$log" 2>&1 || status=1
   grep -E "FAIL|passed" "$log"
@@ -344,7 +344,7 @@ fi
 batch_variant() {
   local name="$1"; shift
   step "gemm_bench --quantized: $name"
-  "$@" "$bin/gemm_bench" --quantized | tee "$out/gemm_bench_${name// /_}.txt" | tail -n +2 || status=1
+  "$@" "$bin/gemm_bench" --quantized | tee "$out/gemm_bench_${name//[^A-Za-z0-9_.-]/_}.txt" | tail -n +2 || status=1
   step "e2e_bench q4_k_m --batch ${BATCH:-32} --step-times: $name"
   "$@" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --batch "${BATCH:-32}" --step-times 2> "$work/batch.err" \
     | grep -E "between steps|^decode|^prefill" || { status=1; tail -3 "$work/batch.err"; }
