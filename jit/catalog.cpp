@@ -66,6 +66,10 @@ KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool 
   return s;
 }
 
+int attention_decode_wide_waves(const TargetFacts& target, int group) {
+  return group >= 2 ? 2 * target.tiles.attn.decode_waves : target.tiles.attn.decode_waves;
+}
+
 KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size,
                                  int waves) {
   const AttnTile& tile = target.tiles.attn;
@@ -402,7 +406,8 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
     }
     for (auto [d, g] : catalog_attention_shapes()) {
       specs.push_back(attention_decode_spec(target, dt, d, g, 16));
-      if (g >= 2) specs.push_back(attention_decode_spec(target, dt, d, g, 16, 2 * target.tiles.attn.decode_waves));
+      if (const int wide = attention_decode_wide_waves(target, g); wide != target.tiles.attn.decode_waves)
+        specs.push_back(attention_decode_spec(target, dt, d, g, 16, wide));
       specs.push_back(attention_prefill_spec(target, dt, d, g, 16));
     }
   }

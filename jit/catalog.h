@@ -28,10 +28,14 @@ KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, 
 KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm);
 // Paged attention (kernel_src/attention.hip). group = n_heads / n_kv_heads.
 // Decode launch: grid (partitions, n_seqs * n_kv_heads), block_threads.
-// waves: per block; 0 is the tile's (runtime/ops/attention.cpp doubles it
-// for launches of few (sequence, KV head) pairs).
+// waves: per block; 0 is the tile's (runtime/ops/attention.cpp takes
+// attention_decode_wide_waves for launches of few (sequence, KV head) pairs).
 KernelSpec attention_decode_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size,
                                  int waves = 0);
+// The decode block's waves for launches of few pairs: twice the tile's for
+// groups of 2 or more query heads; the tile's for group 1 (sm_90 spilled a
+// few bytes there with 8 waves), which then has no wider kernel.
+int attention_decode_wide_waves(const TargetFacts& target, int group);
 // Prefill / extend: mma.sync on NVIDIA for f16/bf16, the f32-FMA kernel
 // otherwise. Grid (row tiles, n_seqs * n_kv_heads); rows per tile below.
 KernelSpec attention_prefill_spec(const TargetFacts& target, DType dtype, int head_dim, int group, int block_size);

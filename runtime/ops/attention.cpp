@@ -115,27 +115,25 @@ int decode_min_span() {
 constexpr int kDecodeFillBlocks = 1024;
 
 // Waves per decode block. A launch of at most 16 (sequence, KV head) pairs
-// (batch 1 and 2 of 8 KV heads) of groups of 2 or more query heads takes
-// blocks of twice the tile's waves, which spread a partition's keys over
+// (batch 1 and 2 of 8 KV heads) takes attention_decode_wide_waves (twice the
+// tile's for groups of 2 or more), which spread a partition's keys over
 // more lanes (kernel_src/attention.hip): fewer dependent instructions per
 // wave where the blocks' latency sets the time. H100, 32 q / 8 kv heads x
 // 128, attention_bench: batch 1 at 4,096 tokens 14.83 -> 12.02 us. Larger
 // launches are bound by memory and keep the tile's: forced to 8 waves,
 // batch 32 at 4,096 and batch 8 at 16,384 fell from 88-90% to 73-75% of copy
 // (a block's loads in flight are split over twice the lanes, and half as
-// many blocks fit an SM). Group 1 is left out: sm_90 spilled a few bytes
-// there. The rule does not ask the device, so a kernel plan made without one
-// (ft-jit warm) holds the kernel each batch uses. FT_DECODE_WAVES (4, 8 or
-// 16) sets every launch's, for tuning.
-int attention_decode_waves(OpContext& ctx, const AttentionShape& s, const KvLayout& kv) {
+// many blocks fit an SM). The rule does not ask the device, so a kernel plan
+// made without one (ft-jit warm) holds the kernel each batch uses.
+// FT_DECODE_WAVES (4, 8 or 16) sets every launch's, for tuning.
+int attention_decode_waves(const TargetFacts& t, int pairs, int group) {
   static const int forced = [] {
     const char* env = std::getenv("FT_DECODE_WAVES");
     const int v = env ? std::atoi(env) : 0;
     return v == 4 || v == 8 || v == 16 ? v : 0;
   }();
   if (forced) return forced;
-  const int tile = ctx.facts().tiles.attn.decode_waves;
-  return s.n_seqs * kv.n_kv_heads <= 16 && s.n_heads >= 2 * kv.n_kv_heads ? 2 * tile : tile;
+  return pairs <= 16 ? attention_decode_wide_waves(t, group) : t.tiles.attn.decode_waves;
 }
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -177,7 +175,8 @@ Status launch_decode(OpContext& ctx, DType dtype, const AttentionShape& s, const
   const TargetFacts& t = ctx.facts();
   const int group = s.n_heads / kv.n_kv_heads;
   const KernelSpec spec =
-      attention_decode_spec(t, dtype, kv.head_dim, group, kv.block_size, attention_decode_waves(ctx, s, kv));
+      attention_decode_spec(t, dtype, kv.head_dim, group, kv.block_size,
+                            attention_decode_waves(t, s.n_seqs * kv.n_kv_heads, group));
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   FT_ASSIGN_OR_RETURN(const int resident, ctx.resident_blocks(spec));
   const int parts = attention_decode_parts(s, kv, t.tiles.attn.decode_partition, resident);
