@@ -146,6 +146,37 @@ Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x
   return q8;
 }
 
+namespace {
+
+// sum over t of x[t] * w[t]: the products summed in 16 float lanes within
+// chunks of 256 elements, the chunks in double. The lanes vectorize (a
+// double accumulator per element did not: 3.2 tok/s on a 0.6B Q4_K_M model
+// on 2 cores), and the error stays near f32 rounding of each chunk, far
+// below the tolerances the reference is held to. Built for AVX-512, AVX2
+// with FMA and the baseline, chosen at load time where the compiler can.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+double dot_row(const float* x, const float* w, int k) {
+  constexpr int kLanes = 16, kChunk = 256;
+  double total = 0;
+  for (int t0 = 0; t0 < k; t0 += kChunk) {
+    const int end = std::min(k, t0 + kChunk);
+    float lane[kLanes] = {};
+    int t = t0;
+    for (; t + kLanes <= end; t += kLanes)
+      for (int l = 0; l < kLanes; ++l) lane[l] += x[t + l] * w[t + l];
+    float rest = 0;
+    for (; t < end; ++t) rest += x[t] * w[t];
+    double chunk = rest;
+    for (int l = 0; l < kLanes; ++l) chunk += lane[l];
+    total += chunk;
+  }
+  return total;
+}
+
+}  // namespace
+
 Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const float* x, int m, float* y,
                         const float* bias) {
   const auto row_bytes = ggml_bytes(type, static_cast<uint64_t>(k));
@@ -167,10 +198,7 @@ Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const flo
         if (!local.ok()) continue;
       }
       for (int i = 0; i < m; ++i) {
-        const float* xi = x + static_cast<size_t>(i) * k;
-        double acc = 0;
-#pragma omp simd reduction(+ : acc)
-        for (int t = 0; t < k; ++t) acc += static_cast<double>(xi[t]) * row[t];
+        double acc = dot_row(x + static_cast<size_t>(i) * k, row.data(), k);
         if (bias) acc += bias[j];
         y[static_cast<size_t>(i) * n + j] = static_cast<float>(acc);
       }
