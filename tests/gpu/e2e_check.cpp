@@ -5,9 +5,10 @@
 //   e2e_check MODEL [TOKENS] [DEVICE] [SEQS]
 //     SEQS (1 to 16, default 3) sequences, teacher-forced over fixed token
 //     streams: one prefill step of different lengths for each, then decode
-//     steps of all of them together (on a GPU a graph of the batch bucket:
-//     4 for two to four sequences, padded with empty ones, 16 for five to
-//     sixteen; 1 for one, the batch-1 decode kernels), captured on the first
+//     steps of all of them together (on a GPU a graph of the batch bucket,
+//     the smallest power of two that holds them, padded with empty
+//     sequences: 1 for one, the batch-1 decode kernels; 4 for three; 16 for
+//     nine to sixteen, past the GEMV's 8 rows), captured on the first
 //     step and replayed after. Prints the
 //     relative L2 error of each sequence's logits per step, and whether the
 //     token drawn on the device (greedy) is the CPU's argmax; exits 1 if any

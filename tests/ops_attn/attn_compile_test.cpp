@@ -105,9 +105,9 @@ TEST(AttnCatalog, CoversTheModelShapesAndTakesTilesFromTheTarget) {
       prefill += s.function == "ft::attention_prefill_mma" || s.function == "ft::attention_prefill_fma" ||
                  s.function == "ft::attention_prefill_wgmma";
     }
-    const int shapes = static_cast<int>(catalog_attention_shapes().size());
-    // Decode also in blocks of twice the waves, for groups of 2 or more.
     const auto all_shapes = catalog_attention_shapes();
+    const int shapes = static_cast<int>(all_shapes.size());
+    // Decode also in blocks of twice the waves, for groups of 2 or more.
     const int grouped = static_cast<int>(
         std::count_if(all_shapes.begin(), all_shapes.end(), [](auto shape) { return shape.second >= 2; }));
     EXPECT_EQ(rope, 2 * 2 * 3) << t.name;  // f16/bf16 x head_dim 64/128 x (NORM, NEOX, NEOX + q/k norm)
