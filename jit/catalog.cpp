@@ -209,6 +209,24 @@ KernelSpec gemm_q_spec(const TargetFacts& target, DType dtype, GgmlType type) {
   return s;
 }
 
+bool gemm_qr_supported(const TargetFacts& target, GgmlType type) {
+  return !target.is_amd() && (target.matrix_core == MatrixCore::kMmaSync || target.matrix_core == MatrixCore::kWgmma) &&
+         (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K || type == GgmlType::kQ8_0);
+}
+
+KernelSpec gemm_qr_spec(const TargetFacts& target, DType dtype, GgmlType type, int x_tiles) {
+  KernelSpec s;
+  const char* tname = dequant_type_name(type);
+  s.name = fmt::format("ft_gemm_qr_{}_{}_x{}", tname ? tname : "unknown", dtype_name(dtype), 8 * x_tiles);
+  s.family = "gemm";
+  s.function = "ft::gemm_qr";
+  s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(static_cast<uint32_t>(type)),
+                     std::to_string(x_tiles)};
+  s.args_type = fmt::format("ft::GemmQArgs<{}>", dtype_device_name(dtype));
+  s.block_threads = kGemmQrWaves * target.wave_size;
+  return s;
+}
+
 KernelSpec gemm_q_reduce_spec(DType dtype) {
   KernelSpec s;
   s.name = fmt::format("ft_gemm_q_reduce_{}", dtype_name(dtype));
@@ -369,6 +387,8 @@ std::vector<KernelSpec> kernel_catalog(const TargetFacts& target) {
       if (dt != DType::kF32) {
         specs.push_back(gemm_dequant_spec(target, dt, w));
         specs.push_back(gemm_q_spec(target, dt, w));
+        if (gemm_qr_supported(target, w))
+          for (int x_tiles : {2, 4}) specs.push_back(gemm_qr_spec(target, dt, w, x_tiles));
       }
     if (dt != DType::kF32) specs.push_back(gemm_q_reduce_spec(dt));
   }

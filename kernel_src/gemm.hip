@@ -646,4 +646,254 @@ FT_DEVICE void gemm_q_reduce(const GemmQReduceArgs<T>& a) {
   a.y[static_cast<long long>(row) * a.ldy + col] = from_float<T>(v);
 }
 
+
+// ---- Few rows against quantized W on NVIDIA: W straight into fragments ------------
+// gemm_qr: the product of gemm_q (same arguments, same results up to the
+// order of the sums) without LDS or barriers. Each warp owns 16 rows of W,
+// the A operand of mma.sync m16n8k16, and decodes them from GGUF blocks
+// straight into its A fragments; x is the B operand (kXTiles tiles of 8
+// rows), read from L1/L2 as 16-byte runs. A lane holds rows g and g + 8 of
+// its 16 (g = lane / 4) and, of every 32-element sub-block, elements 8t..8t+7
+// (t = lane % 4): the sum over k is the same in any order, so sub-block
+// element 8t + 4c + {0,1,2,3} is k {2t, 2t+1, 8+2t, 9+2t} of the sub-block's
+// chunk c of 16, for W and x alike. So a lane's share of a W row is 8
+// consecutive elements per sub-block (one 8-byte run of a K-quant's nibbles
+// covers two sub-blocks) and its x is one 16-byte load per x tile. A K step
+// is 256 elements; the next step's W is in flight while this one is used,
+// and a step is long (8 sub-blocks of work per warp), so one step ahead
+// covers the memory's latency without a second set of registers. Warps
+// never wait on each other. Grid: x over x tiles of 8 * kXTiles rows, y over
+// 64 W rows (4 warps), z over K splits (partials as gemm_q's, same reduce).
+#if defined(FT_NVIDIA)
+constexpr int kGemmQrWaves = 4;  // warps per block, 16 rows of W each
+constexpr int kGemmQrStep = 256;  // K per step
+
+// QrRows<type>: fetch(w, blocks, row, step, t) loads what lane t needs of one
+// W row for one step; unpack(raw, sub, t, y) gives elements 8t..8t+7 of the
+// step's sub-block `sub` (a constant after unrolling), as floats.
+template <int kType> struct QrRows;
+template <> struct QrRows<12> {  // Q4_K: head (d, dmin, scales), then bytes 8t.. of each 32-byte run
+  struct Raw {
+    Vec<ft_u32, 16> head;
+    ft_u32 q[8];
+  };
+  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long block, int t) {
+    const ft_u8* b = w + block * 144;
+    Raw r;
+    r.head = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b));
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const Vec<ft_u32, 8> v = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + 16 + 32 * j + 8 * t));
+      r.q[2 * j] = v.v[0];
+      r.q[2 * j + 1] = v.v[1];
+    }
+    return r;
+  }
+  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
+    ByteRun<16> h;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) h.w[i] = r.head.v[i];
+    float sc, mn;
+    k_scale_min(h, sub, &sc, &mn);
+    const float d = k_d(h) * sc, m = k_dmin(h) * mn;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const ft_u32 nib = (r.q[2 * (sub >> 1) + i] >> (4 * (sub & 1))) & 0x0F0F0F0Fu;
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((nib >> (8 * b)) & 0xFFu) - m;
+    }
+  }
+};
+template <> struct QrRows<13> {  // Q5_K: as Q4_K, the fifth bits from qh bytes 8t..8t+7 (bit `sub`)
+  struct Raw {
+    Vec<ft_u32, 16> head;
+    ft_u32 q[8], qh[2];
+  };
+  static FT_DEVICE Raw fetch(const ft_u8* w, long long, long long block, int t) {
+    const ft_u8* b = w + block * 176;
+    Raw r;
+    r.head = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b));
+    const Vec<ft_u32, 8> hv = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + 16 + 8 * t));
+    r.qh[0] = hv.v[0];
+    r.qh[1] = hv.v[1];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const Vec<ft_u32, 8> v = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + 48 + 32 * j + 8 * t));
+      r.q[2 * j] = v.v[0];
+      r.q[2 * j + 1] = v.v[1];
+    }
+    return r;
+  }
+  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
+    ByteRun<16> h;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) h.w[i] = r.head.v[i];
+    float sc, mn;
+    k_scale_min(h, sub, &sc, &mn);
+    const float d = k_d(h) * sc, m = k_dmin(h) * mn;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const ft_u32 v = ((r.q[2 * (sub >> 1) + i] >> (4 * (sub & 1))) & 0x0F0F0F0Fu) | (((r.qh[i] >> sub) & 0x01010101u) << 4);
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((v >> (8 * b)) & 0xFFu) - m;
+    }
+  }
+};
+// Q6_K, device layout (ql [B][8][16], qh [B][8][8], scales [B][16], d [B]):
+// sub-block 4h + i, elements 8t.. are part p = 4h + t (GgmlGroup<14>): the
+// part's 16 ql bytes (run i & 1, high nibbles for i >= 2), its 8 qh bytes
+// (bits 2i, 2i + 1) and one scale, scales[4 (2h + t / 2) + i].
+template <> struct QrRows<14> {
+  struct Raw {
+    Vec<ft_u32, 16> ql[2];
+    Vec<ft_u32, 8> qh[2];
+    ft_u32 sc[2];  // 4 int8 scales (i = 0..3) per half
+    ft_u32 d;
+  };
+  static FT_DEVICE Raw fetch(const ft_u8* w, long long blocks, long long block, int t) {
+    Raw r;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int p = 4 * h + t;
+      r.ql[h] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(w + 128 * block + 16 * p));
+      r.qh[h] = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(w + 128 * blocks + 64 * block + 8 * p));
+      r.sc[h] = *reinterpret_cast<const ft_u32*>(w + 192 * blocks + 16 * block + 4 * (2 * h + (t >> 1)));
+    }
+    r.d = *reinterpret_cast<const ft_u16*>(w + 208 * blocks + 2 * block);
+    return r;
+  }
+  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
+    const int h = sub >> 2, i = sub & 3;
+    const float ds = to_float(f16{static_cast<ft_u16>(r.d)}) *
+                     static_cast<float>(static_cast<signed char>((r.sc[h] >> (8 * i)) & 0xFFu));
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const ft_u32 lo = (r.ql[h].v[2 * (i & 1) + j] >> (4 * (i >> 1))) & 0x0F0F0F0Fu;
+      const ft_u32 v = lo | (((r.qh[h].v[j] >> (2 * i)) & 0x03030303u) << 4);
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * j + b] = ds * small_uint_float((v >> (8 * b)) & 0xFFu, 32.0f);
+    }
+  }
+};
+template <> struct QrRows<8> {  // Q8_0, device layout (qs [B][32], d [B]): 8 blocks per step
+  struct Raw {
+    ft_u32 q[8][2];
+    ft_u16 d[8];
+  };
+  static FT_DEVICE Raw fetch(const ft_u8* w, long long blocks, long long first, int t) {
+    Raw r;
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+      const Vec<ft_u32, 8> v = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(w + 32 * (first + s) + 8 * t));
+      r.q[s][0] = v.v[0];
+      r.q[s][1] = v.v[1];
+      r.d[s] = *reinterpret_cast<const ft_u16*>(w + 32 * blocks + 2 * (first + s));
+    }
+    return r;
+  }
+  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
+    const float d = to_float(f16{r.d[sub]});
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const ft_u32 biased = r.q[sub][j] ^ 0x80808080u;  // each int8 + 128
+#pragma unroll
+      for (int b = 0; b < 4; ++b) y[4 * j + b] = d * small_uint_float((biased >> (8 * b)) & 0xFFu, 128.0f);
+    }
+  }
+};
+// The first block of a step: K-quants hold 256 elements a block, Q8_0 32.
+template <int kType>
+FT_DEVICE long long qr_block(int row, int k, int step) {
+  constexpr int kElems = kType == 8 ? 32 : 256;
+  return static_cast<long long>(row) * (k / kElems) + static_cast<long long>(step) * (kGemmQrStep / kElems);
+}
+
+template <typename T, int kType, int kXTiles>
+FT_DEVICE void gemm_qr(const GemmQArgs<T>& a) {
+  static_assert(kXTiles % 2 == 0, "x tiles go to mma.sync in pairs");
+  using R = QrRows<kType>;
+  const int lane = lane_id(), g = lane >> 2, t = lane & 3;
+  const int n0 = (block_y() * kGemmQrWaves + wave_id()) * 16;
+  if (n0 >= a.n) return;  // n is a multiple of 16; no barrier waits for this warp
+  const int m0 = block_x() * 8 * kXTiles;
+  const int step0 = block_z() * a.steps;
+  // This lane's x rows (B columns): m0 + 8j + g, rows past m clamped (valid
+  // memory, results dropped).
+  const T* xr[kXTiles];
+#pragma unroll
+  for (int j = 0; j < kXTiles; ++j) {
+    const int r = m0 + 8 * j + g < a.m ? m0 + 8 * j + g : a.m - 1;
+    xr[j] = a.x + static_cast<long long>(r) * a.k + 8 * t;
+  }
+  MmaSync::Acc acc[kXTiles / 2];
+#pragma unroll
+  for (int j = 0; j < kXTiles / 2; ++j) acc[j] = MmaSync::Acc{};
+
+  typename R::Raw cur[2], nxt[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) cur[h] = R::fetch(a.w, a.blocks, qr_block<kType>(n0 + g + 8 * h, a.k, step0), t);
+  for (int s = 0; s < a.steps; ++s) {
+    if (s + 1 < a.steps) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) nxt[h] = R::fetch(a.w, a.blocks, qr_block<kType>(n0 + g + 8 * h, a.k, step0 + s + 1), t);
+    }
+    const int k0 = (step0 + s) * kGemmQrStep;
+    Vec<ft_u32, 16> xv[kXTiles];
+#pragma unroll
+    for (int j = 0; j < kXTiles; ++j) xv[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xr[j] + k0));
+#pragma unroll
+    for (int sub = 0; sub < kGemmQrStep / 32; ++sub) {
+      Vec<ft_u32, 16> xn[kXTiles];
+      if (sub + 1 < kGemmQrStep / 32) {
+#pragma unroll
+        for (int j = 0; j < kXTiles; ++j)
+          xn[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xr[j] + k0 + 32 * (sub + 1)));
+      }
+      float y0[8], y1[8];
+      R::unpack(cur[0], sub, t, y0);
+      R::unpack(cur[1], sub, t, y1);
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        MmaSync::FragA fa;
+        fa.r[0] = pack_pair<T>(y0[4 * c], y0[4 * c + 1]);
+        fa.r[1] = pack_pair<T>(y1[4 * c], y1[4 * c + 1]);
+        fa.r[2] = pack_pair<T>(y0[4 * c + 2], y0[4 * c + 3]);
+        fa.r[3] = pack_pair<T>(y1[4 * c + 2], y1[4 * c + 3]);
+#pragma unroll
+        for (int j = 0; j < kXTiles / 2; ++j) {
+          MmaSync::FragB fb;
+          fb.r[0] = xv[2 * j].v[2 * c];
+          fb.r[1] = xv[2 * j].v[2 * c + 1];
+          fb.r[2] = xv[2 * j + 1].v[2 * c];
+          fb.r[3] = xv[2 * j + 1].v[2 * c + 1];
+          MmaSync::mma<T>(acc[j], fa, fb);
+        }
+      }
+      if (sub + 1 < kGemmQrStep / 32) {
+#pragma unroll
+        for (int j = 0; j < kXTiles; ++j) xv[j] = xn[j];
+      }
+    }
+    if (s + 1 < a.steps) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) cur[h] = nxt[h];
+    }
+  }
+
+  // acc[j]: rows (of W) n0 + acc_row, columns (x rows) m0 + 16 j + acc_col.
+#pragma unroll
+  for (int j = 0; j < kXTiles / 2; ++j)
+#pragma unroll
+    for (int e = 0; e < MmaSync::kAccCount; ++e) {
+      const int col = n0 + MmaSync::acc_row(e), row = m0 + 16 * j + MmaSync::acc_col(e);
+      if (row >= a.m) continue;
+      const float v = acc[j][e];
+      if (a.partial)
+        a.partial[(static_cast<long long>(block_z()) * a.m + row) * a.n + col] = v;
+      else
+        a.y[static_cast<long long>(row) * a.ldy + col] = from_float<T>(a.bias ? v + to_float(a.bias[col]) : v);
+    }
+}
+#endif  // FT_NVIDIA
+
 }  // namespace ft

@@ -1,6 +1,8 @@
 #include "runtime/ops/gemm.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "jit/catalog.h"
 
@@ -77,18 +79,27 @@ Status launch_dense(OpContext& ctx, DType act, int n, int k, uint64_t w, DeviceB
   return ctx.backend().launch(kernel, dims, &args, sizeof args);
 }
 
-int gemm_q_splits(OpContext& ctx, int m, int n, int k) {
-  // K split until the grid has about four blocks (16 waves) per SM/CU, each
-  // split at least 2 steps long, at most 16 (the partial sums are 4 bytes
-  // per output per split: at m = 32, n = k = 4096, 16 splits write 8 MiB,
-  // which stays in L2 for the reduction).
-  const long long tiles = static_cast<long long>((m + kGemmQRows - 1) / kGemmQRows) *
-                          ((n + kGemmQWaves * kGemmQCols - 1) / (kGemmQWaves * kGemmQCols));
+// K splits for a grid of `tiles` blocks of 4 waves over `steps` K steps:
+// doubled until the grid has about four blocks (16 waves) per SM/CU, each
+// split at least 2 steps long, at most 16 (the partial sums are 4 bytes per
+// output per split: at m = 32, n = k = 4096, 16 splits write 8 MiB, which
+// stays in L2 for the reduction).
+int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
   const long long want = 4LL * std::max(1, ctx.backend().info().compute_units);
-  const int steps = k / kGemmQStep;
   int splits = 1;
   while (splits < 16 && tiles * splits < want && steps % (2 * splits) == 0 && steps / (2 * splits) >= 2) splits *= 2;
   return splits;
+}
+
+// gemm_qr where the target has it with FT_GEMM_QR=1; gemm_q's LDS tiles
+// otherwise. Off by default until it has been measured against gemm_q on a
+// GPU (the two compared in one binary).
+bool gemm_qr_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("FT_GEMM_QR");
+    return env && std::string_view(env) == "1";
+  }();
+  return on;
 }
 
 }  // namespace
@@ -121,7 +132,14 @@ Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
     return FT_ERROR(ErrorCode::kInvalidArgument,
                     "gemm_q: buffers for m={} n={} k={} ldy={} (x {} bytes, y {}, w {} of {})", m, w.n, w.k, ldy,
                     x.bytes, y.bytes, w.data.bytes, weight_bytes(w));
-  const int splits = gemm_q_splits(ctx, m, w.n, w.k);
+  // gemm_qr: blocks of 16 W rows per wave and 16 or 32 x rows; gemm_q:
+  // blocks of 32 W rows per wave and 32 x rows.
+  const bool qr = gemm_qr_enabled() && gemm_qr_supported(ctx.facts(), w.type);
+  const int x_rows = qr ? (m <= 16 ? 16 : 32) : kGemmQRows;
+  const int w_rows = qr ? 16 * kGemmQrWaves : kGemmQWaves * kGemmQCols;
+  const int step = qr ? kGemmQrStep : kGemmQStep;
+  const long long tiles = static_cast<long long>((m + x_rows - 1) / x_rows) * ((w.n + w_rows - 1) / w_rows);
+  const int splits = gemm_q_splits(ctx, tiles, w.k / step);
   DeviceBuffer partial;
   if (splits > 1) {
     const size_t need = static_cast<size_t>(splits) * m * w.n * sizeof(float);
@@ -130,19 +148,20 @@ Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
       FT_ASSIGN_OR_RETURN(partial, ctx.scratch(need));
     }
   }
-  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(gemm_q_spec(ctx.facts(), act, w.type)));
-  // Mirrors kernel_src/gemm.hip's GemmQArgs<T>.
+  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(qr ? gemm_qr_spec(ctx.facts(), act, w.type, x_rows / 8)
+                                                         : gemm_q_spec(ctx.facts(), act, w.type)));
+  // Mirrors kernel_src/gemm.hip's GemmQArgs<T> (both kernels take it).
   struct {
     uint64_t x, w, bias, y, partial;
     long long blocks;
     int m, n, k, ldy, steps;
   } args{x.ptr, w.data.ptr, bias.ptr, y.ptr, partial.ptr, static_cast<long long>(weight_blocks(w)),
-         m, w.n, w.k, ldy, w.k / kGemmQStep / splits};
+         m, w.n, w.k, ldy, w.k / step / splits};
   LaunchDims dims;
-  dims.grid[0] = static_cast<unsigned>((m + kGemmQRows - 1) / kGemmQRows);
-  dims.grid[1] = static_cast<unsigned>((w.n + kGemmQWaves * kGemmQCols - 1) / (kGemmQWaves * kGemmQCols));
+  dims.grid[0] = static_cast<unsigned>((m + x_rows - 1) / x_rows);
+  dims.grid[1] = static_cast<unsigned>((w.n + w_rows - 1) / w_rows);
   dims.grid[2] = static_cast<unsigned>(splits);
-  dims.block[0] = static_cast<unsigned>(kGemmQWaves * ctx.facts().wave_size);
+  dims.block[0] = static_cast<unsigned>((qr ? kGemmQrWaves : kGemmQWaves) * ctx.facts().wave_size);
   FT_RETURN_IF_ERROR(ctx.backend().launch(kernel, dims, &args, sizeof args));
   if (splits == 1) return Status();
 

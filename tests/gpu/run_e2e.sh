@@ -34,10 +34,10 @@
 #         ft-model at the same shapes, with no HF run (faster on a fresh
 #         machine; compare figures only within one run).
 #   batch: quantized batches and prefill for this build and each kernel
-#         variant (.devbuild/ksrc_NAME): the tiny Q4_K_M model at 12 and 1
-#         sequences, gemm_bench --quantized, e2e_bench --batch BATCH (default
-#         32) --step-times on the AB_MODEL Q4_K_M model, then op_check gemm
-#         matmul on each variant.
+#         variant (.devbuild/ksrc_NAME) and AB_ENVS setting: the tiny Q4_K_M
+#         model at 12 and 1 sequences, gemm_bench --quantized, e2e_bench
+#         --batch BATCH (default 32) --step-times on the AB_MODEL Q4_K_M
+#         model, then op_check gemm matmul on this build and each variant.
 #   smoke: the quick check after a host-side change (under a minute on an H100,
 #         no HF model): tiny Q4_K_M and bf16 models on the GPU against the
 #         CPU, op_check device, ft-serve answering a chat, a stream and a
@@ -350,19 +350,23 @@ batch_variant() {
     | grep -E "between steps|^decode|^prefill" || { status=1; tail -3 "$work/batch.err"; }
 }
 if [ "$phase" = batch ]; then
-  # Quantized batches and prefill (gemm_q and the expanding pass) for this
-  # build and every kernel-source variant: the tiny Q4_K_M model against the
-  # CPU at 12 and 1 sequences; gemm_bench --quantized and e2e_bench; then
-  # op_check gemm matmul on each variant (AB_OP_CHECK names other families).
+  # Quantized batches and prefill (gemm_q / gemm_qr and the expanding pass)
+  # for this build and every kernel-source and AB_ENVS variant: the tiny
+  # Q4_K_M model against the CPU at 12 and 1 sequences; gemm_bench
+  # --quantized and e2e_bench; then op_check gemm matmul on this build and
+  # each variant (AB_OP_CHECK names other families).
   export FT_CACHE_DIR="$work/cache"
   timing_model
   TINY_SEQS="12 1" tiny_q4_check
   wait $convert || { cat "$work/convert.log"; status=1; }
   batch_variant "this build" env
   for_each_ksrc batch_variant
+  for_each_env batch_variant
   if [ "${AB_OP_CHECK:-}" != none ]; then
     AB_OP_CHECK="${AB_OP_CHECK:-gemm matmul}"
+    op_check_ab "this build" env
     for_each_ksrc op_check_ab
+    for_each_env op_check_ab
   fi
 fi
 if [ "$phase" = skip ]; then

@@ -178,6 +178,34 @@ TEST_P(GemmTarget, FewRowQuantizedKernelsDecodeWithWideLoadsOnTheMatrixCore) {
   EXPECT_FALSE(reduce->resources.has_spills());
 }
 
+// NVIDIA's register-fragment kernel: every type and x tile compiles without
+// spills or LDS, decodes W with wide loads and multiplies on mma.sync; AMD
+// targets do not have it (gemm_q serves them).
+TEST_P(GemmTarget, RegisterFragmentQuantizedKernelsOnNvidiaOnly) {
+  auto target = parse_target_id(GetParam());
+  ASSERT_TRUE(target.ok());
+  const TargetFacts& facts = *target->facts;
+  for (GgmlType w : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    const bool expect = !facts.is_amd() && w != GgmlType::kQ4_0;
+    EXPECT_EQ(gemm_qr_supported(facts, w), expect) << ggml_traits(w).name << " on " << facts.name;
+    if (!expect) continue;
+    for (int x_tiles : {2, 4}) {
+      const KernelSpec spec = gemm_qr_spec(facts, w == GgmlType::kQ5_K ? DType::kF16 : DType::kBF16, w, x_tiles);
+      auto compiled = service().get(spec, *target);
+      ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+      const KernelResources& r = compiled->resources;
+      EXPECT_FALSE(r.has_spills()) << spec.name << " on " << facts.name;
+      EXPECT_EQ(r.scratch_bytes, 0) << spec.name << " on " << facts.name;
+      EXPECT_EQ(r.lds_bytes, 0) << spec.name << " on " << facts.name;
+      EXPECT_GT(occupancy_waves(facts, r, spec.block_threads), 0) << spec.name << " on " << facts.name;
+      const std::string isa = machine_code(spec, *target, compiled->code_object);
+      EXPECT_NE(isa.find(expected_instruction(MatrixCore::kMmaSync)), std::string::npos) << spec.name;
+      EXPECT_EQ(isa.find("ld.global.u8"), std::string::npos) << spec.name << " on " << facts.name;
+      EXPECT_EQ(isa.find("bar.sync"), std::string::npos) << spec.name << " on " << facts.name;
+    }
+  }
+}
+
 // Every target the project ships except gfx950, which clang-19 and the
 // ROCm 5.2 hipRTC on the CI machine do not know (checked below).
 INSTANTIATE_TEST_SUITE_P(AllTargets, GemmTarget,
