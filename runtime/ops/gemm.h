@@ -41,7 +41,9 @@ size_t gemm_scratch_bytes(DType act, const WeightView& w);
 // (kernel_src/gemm.hip's gemm_q), read once per 32 rows of x instead of
 // expanded whole. gemm() takes this path itself where it fits; matmul's
 // stacked projections call it directly to write each part's columns of a
-// wider y (row stride ldy elements).
+// wider y (row stride ldy elements). On NVIDIA (sm_80 on) with Q4_K, Q5_K,
+// Q6_K or Q8_0 and FT_GEMM_QR=1 it runs gemm_qr instead: each warp decodes
+// its W rows straight into mma.sync fragments, with no LDS tile.
 // Fits: a GPU backend, f16/bf16 activations, Q4_0 / Q8_0 / Q4_K / Q5_K /
 // Q6_K weights, W and x 16-byte aligned, 1 <= m <= gemm_q_max_rows(type), n a
 // multiple of 32, k of 256. With K split across blocks (decided from the grid and the
