@@ -91,18 +91,32 @@ int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
   return splits;
 }
 
-// gemm_qr where the target has it with FT_GEMM_QR=1; gemm_q's LDS tiles
-// otherwise. Off by default until it has been measured against gemm_q on a
-// GPU (the two compared in one binary).
-bool gemm_qr_enabled() {
-  static const bool on = [] {
-    const char* env = std::getenv("FT_GEMM_QR");
-    return env && std::string_view(env) == "1";
-  }();
-  return on;
-}
-
 }  // namespace
+
+// Which few-row kernel takes an m-row product with a quantized weight on
+// this target, and gemm_qr's x tile (16 or 32 rows; 0: gemm_q). gemm_qr
+// where it was measured faster (H100, gemm_bench, twentieth session): every
+// type at m <= 16 (Q4_K gate|up 43.1 -> 26.8 us, Q8_0 down 47.6 -> 37.4),
+// and Q6_K up to its 32 rows (down at 32: 101.4 -> 53.5 us); above 16 rows
+// Q4_K's and Q8_0's 32-row tile measured slower on the down projection
+// (42.8 -> 59.4 and 49.8 -> 79.8 us), so gemm_q keeps them. For tuning,
+// FT_GEMM_QR=0 keeps gemm_q everywhere, FT_GEMM_QR=1 takes gemm_qr wherever
+// it exists, and FT_GEMM_QR_X=16 or 32 sets its x tile.
+int gemm_qr_x_rows(const TargetFacts& facts, GgmlType type, int m) {
+  static const int mode = [] {
+    const char* env = std::getenv("FT_GEMM_QR");
+    return env && std::string_view(env) == "0" ? 0 : env && std::string_view(env) == "1" ? 1 : 2;
+  }();
+  static const int forced_x = [] {
+    const char* env = std::getenv("FT_GEMM_QR_X");
+    const int v = env ? std::atoi(env) : 0;
+    return v == 16 || v == 32 ? v : 0;
+  }();
+  if (mode == 0 || !gemm_qr_supported(facts, type)) return 0;
+  if (mode == 2 && m > 16 && type != GgmlType::kQ6_K) return 0;
+  if (forced_x) return forced_x;
+  return m <= 16 ? 16 : 32;
+}
 
 int gemm_q_max_rows(GgmlType type) {
   // Measured against expanding W and the dense GEMM (bench/RESULTS.md,
@@ -134,8 +148,9 @@ Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
                     x.bytes, y.bytes, w.data.bytes, weight_bytes(w));
   // gemm_qr: blocks of 16 W rows per wave and 16 or 32 x rows; gemm_q:
   // blocks of 32 W rows per wave and 32 x rows.
-  const bool qr = gemm_qr_enabled() && gemm_qr_supported(ctx.facts(), w.type);
-  const int x_rows = qr ? (m <= 16 ? 16 : 32) : kGemmQRows;
+  const int qr_x = gemm_qr_x_rows(ctx.facts(), w.type, m);
+  const bool qr = qr_x > 0;
+  const int x_rows = qr ? qr_x : kGemmQRows;
   const int w_rows = qr ? 16 * kGemmQrWaves : kGemmQWaves * kGemmQCols;
   const int step = qr ? kGemmQrStep : kGemmQStep;
   const long long tiles = static_cast<long long>((m + x_rows - 1) / x_rows) * ((w.n + w_rows - 1) / w_rows);

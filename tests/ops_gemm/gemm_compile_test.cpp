@@ -206,6 +206,23 @@ TEST_P(GemmTarget, RegisterFragmentQuantizedKernelsOnNvidiaOnly) {
   }
 }
 
+// Where gemm_q hands the product to gemm_qr (no FT_GEMM_QR set, as in CI):
+// NVIDIA only, every type up to 16 rows of x, Q6_K up to 32, never Q4_0.
+TEST(GemmQr, RouteByTypeAndRows) {
+  ASSERT_EQ(std::getenv("FT_GEMM_QR"), nullptr);
+  const TargetFacts& sm90 = *parse_target_id("sm_90")->facts;
+  const TargetFacts& sm80 = *parse_target_id("sm_80")->facts;
+  const TargetFacts& gfx = *parse_target_id("gfx1150")->facts;
+  EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ4_K, 9), 16);
+  EXPECT_EQ(gemm_qr_x_rows(sm80, GgmlType::kQ8_0, 16), 16);
+  EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ4_K, 17), 0);
+  EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ8_0, 32), 0);
+  EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ6_K, 32), 32);
+  EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ5_K, 12), 16);
+  EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ4_0, 12), 0);
+  EXPECT_EQ(gemm_qr_x_rows(gfx, GgmlType::kQ4_K, 12), 0);
+}
+
 // Every target the project ships except gfx950, which clang-19 and the
 // ROCm 5.2 hipRTC on the CI machine do not know (checked below).
 INSTANTIATE_TEST_SUITE_P(AllTargets, GemmTarget,
