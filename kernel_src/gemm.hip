@@ -22,6 +22,12 @@
 //
 // Grid: x over M tiles (fastest), y over N tiles, so the blocks in flight
 // share one W tile and stream x from L2: W is read from DRAM once.
+//
+// Also here: gemm_f32 (f32 activations, plain FMA), gemm_dequant (GGUF
+// weights expanded to the activation type for the GEMM above), and the
+// few-row products against GGUF weights: gemm_q (the weights decoded into
+// the matrix-core tile in LDS, every target) and, on NVIDIA, gemm_qr (each
+// warp decoding its weight rows straight into mma.sync fragments).
 #include "ft_device.h"
 #include "ggml_blocks.h"
 
