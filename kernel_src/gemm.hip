@@ -666,17 +666,19 @@ FT_DEVICE void gemm_q_reduce(const GemmQReduceArgs<T>& a) {
 // consecutive elements per sub-block (one 8-byte run of a K-quant's nibbles
 // covers two sub-blocks) and its x is one 16-byte load per x tile. A K step
 // is 256 elements; the next step's W is in flight while this one is used,
-// and a step is long (8 sub-blocks of work per warp), so one step ahead
-// covers the memory's latency without a second set of registers. Warps
-// never wait on each other. Grid: x over x tiles of 8 * kXTiles rows, y over
-// 64 W rows (4 warps), z over K splits (partials as gemm_q's, same reduce).
+// and a step is long (8 sub-blocks of work per warp), so loading one step
+// ahead (two sets of raw words: this step's and the next's) covers the
+// memory's latency. Warps never wait on each other. Grid: x over x tiles of
+// 8 * kXTiles rows, y over 64 W rows (4 warps), z over K splits (partial
+// sums as gemm_q's, added by the same reduce).
 #if defined(FT_NVIDIA)
 constexpr int kGemmQrWaves = 4;  // warps per block, 16 rows of W each
 constexpr int kGemmQrStep = 256;  // K per step
 
-// QrRows<type>: fetch(w, blocks, row, step, t) loads what lane t needs of one
-// W row for one step; unpack(raw, sub, t, y) gives elements 8t..8t+7 of the
-// step's sub-block `sub` (a constant after unrolling), as floats.
+// QrRows<type>: fetch(w, blocks, block, t) loads what lane t needs of one W
+// row for one step, the step starting at the tensor's block `block`
+// (qr_block); unpack(raw, sub, t, y) gives elements 8t..8t+7 of the step's
+// sub-block `sub` (a constant after unrolling), as floats.
 template <int kType> struct QrRows;
 template <> struct QrRows<12> {  // Q4_K: head (d, dmin, scales), then bytes 8t.. of each 32-byte run
   struct Raw {
