@@ -140,8 +140,10 @@ std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng) {
     for (int m : {1, 9, 32}) add(DType::kBF16, q, m, 4096, 4096, m == 9);
   for (int m : {5, 33, 64}) add(DType::kF16, GgmlType::kQ4_K, m, 160, 12288, m == 33);
   add(DType::kBF16, GgmlType::kQ6_K, 17, 2080, 256, true);
-  // NVIDIA's gemm_qr (what the few-row product runs there): the 16-row x
-  // tile full (m = 16) and the 32-row one partly used (m = 24), long K split.
+  // NVIDIA's gemm_qr: its 16-row x tile full (m = 16), long K split. Q4_K at
+  // m = 24 is gemm_q's by default, gemm_qr's 32-row tile with FT_GEMM_QR=1
+  // and two 16-row tiles with FT_GEMM_QR_X=16 as well (Q6_K's 32-row tile
+  // runs by default in the cases above at 17 and 32 rows).
   for (GgmlType q : {GgmlType::kQ8_0, GgmlType::kQ5_K, GgmlType::kQ6_K})
     add(DType::kF16, q, 16, 192, 12288, q == GgmlType::kQ5_K);
   add(DType::kBF16, GgmlType::kQ4_K, 24, 4096, 12288, false);
