@@ -677,10 +677,44 @@ constexpr int kGemmQrStep = 256;  // K per step
 
 // QrRows<type>: fetch(w, blocks, block, t) loads what lane t needs of one W
 // row for one step, the step starting at the tensor's block `block`
-// (qr_block); unpack(raw, sub, t, y) gives elements 8t..8t+7 of the step's
-// sub-block `sub` (a constant after unrolling), as floats.
+// (qr_block); unpack(raw, sub, y) gives the lane's elements 8t..8t+7 of the
+// step's sub-block `sub` (a constant after unrolling), as floats.
 template <int kType> struct QrRows;
-template <> struct QrRows<12> {  // Q4_K: head (d, dmin, scales), then bytes 8t.. of each 32-byte run
+
+// y[4i + b] = d * (byte b of v[i], less `offset`) - m: the 8 elements of two
+// words of small unsigned integers, scaled.
+FT_DEVICE void qr_scale_bytes(const ft_u32 (&v)[2], float d, float m, float offset, float (&y)[8]) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((v[i] >> (8 * b)) & 0xFFu, offset) - m;
+}
+// Q4_K and Q5_K: bytes 8t..8t+7 of each of the four 32-byte runs of nibbles
+// at byte `qs` of block b (run j holds sub-blocks 2j and 2j + 1), and
+// sub-block `sub`'s scale and min from the block's first 16 bytes.
+FT_DEVICE void qr_k_runs(const ft_u8* b, int qs, int t, ft_u32 (&q)[8]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const Vec<ft_u32, 8> v = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + qs + 32 * j + 8 * t));
+    q[2 * j] = v.v[0];
+    q[2 * j + 1] = v.v[1];
+  }
+}
+FT_DEVICE void qr_k_scale_min(const Vec<ft_u32, 16>& head, int sub, float* d, float* m) {
+  ByteRun<16> h;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h.w[i] = head.v[i];
+  float sc, mn;
+  k_scale_min(h, sub, &sc, &mn);
+  *d = k_d(h) * sc;
+  *m = k_dmin(h) * mn;
+}
+// A K-quant's 4-bit part of sub-block `sub` in the lane's two words.
+FT_DEVICE ft_u32 qr_k_nibbles(const ft_u32 (&q)[8], int sub, int i) {
+  return (q[2 * (sub >> 1) + i] >> (4 * (sub & 1))) & 0x0F0F0F0Fu;
+}
+
+template <> struct QrRows<12> {  // Q4_K: head (d, dmin, scales), then the runs of nibbles
   struct Raw {
     Vec<ft_u32, 16> head;
     ft_u32 q[8];
@@ -689,27 +723,14 @@ template <> struct QrRows<12> {  // Q4_K: head (d, dmin, scales), then bytes 8t.
     const ft_u8* b = w + block * 144;
     Raw r;
     r.head = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(b));
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const Vec<ft_u32, 8> v = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + 16 + 32 * j + 8 * t));
-      r.q[2 * j] = v.v[0];
-      r.q[2 * j + 1] = v.v[1];
-    }
+    qr_k_runs(b, 16, t, r.q);
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
-    ByteRun<16> h;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) h.w[i] = r.head.v[i];
-    float sc, mn;
-    k_scale_min(h, sub, &sc, &mn);
-    const float d = k_d(h) * sc, m = k_dmin(h) * mn;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const ft_u32 nib = (r.q[2 * (sub >> 1) + i] >> (4 * (sub & 1))) & 0x0F0F0F0Fu;
-#pragma unroll
-      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((nib >> (8 * b)) & 0xFFu) - m;
-    }
+  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+    float d, m;
+    qr_k_scale_min(r.head, sub, &d, &m);
+    const ft_u32 v[2] = {qr_k_nibbles(r.q, sub, 0), qr_k_nibbles(r.q, sub, 1)};
+    qr_scale_bytes(v, d, m, 0.0f, y);
   }
 };
 template <> struct QrRows<13> {  // Q5_K: as Q4_K, the fifth bits from qh bytes 8t..8t+7 (bit `sub`)
@@ -724,27 +745,16 @@ template <> struct QrRows<13> {  // Q5_K: as Q4_K, the fifth bits from qh bytes 
     const Vec<ft_u32, 8> hv = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + 16 + 8 * t));
     r.qh[0] = hv.v[0];
     r.qh[1] = hv.v[1];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const Vec<ft_u32, 8> v = load_vec<ft_u32, 8>(reinterpret_cast<const ft_u32*>(b + 48 + 32 * j + 8 * t));
-      r.q[2 * j] = v.v[0];
-      r.q[2 * j + 1] = v.v[1];
-    }
+    qr_k_runs(b, 48, t, r.q);
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
-    ByteRun<16> h;
+  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+    float d, m;
+    qr_k_scale_min(r.head, sub, &d, &m);
+    ft_u32 v[2];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) h.w[i] = r.head.v[i];
-    float sc, mn;
-    k_scale_min(h, sub, &sc, &mn);
-    const float d = k_d(h) * sc, m = k_dmin(h) * mn;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const ft_u32 v = ((r.q[2 * (sub >> 1) + i] >> (4 * (sub & 1))) & 0x0F0F0F0Fu) | (((r.qh[i] >> sub) & 0x01010101u) << 4);
-#pragma unroll
-      for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((v >> (8 * b)) & 0xFFu) - m;
-    }
+    for (int i = 0; i < 2; ++i) v[i] = qr_k_nibbles(r.q, sub, i) | (((r.qh[i] >> sub) & 0x01010101u) << 4);
+    qr_scale_bytes(v, d, m, 0.0f, y);
   }
 };
 // Q6_K, device layout (ql [B][8][16], qh [B][8][8], scales [B][16], d [B]):
@@ -770,17 +780,17 @@ template <> struct QrRows<14> {
     r.d = *reinterpret_cast<const ft_u16*>(w + 208 * blocks + 2 * block);
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
+  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
     const int h = sub >> 2, i = sub & 3;
     const float ds = to_float(f16{static_cast<ft_u16>(r.d)}) *
                      static_cast<float>(static_cast<signed char>((r.sc[h] >> (8 * i)) & 0xFFu));
+    ft_u32 v[2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const ft_u32 lo = (r.ql[h].v[2 * (i & 1) + j] >> (4 * (i >> 1))) & 0x0F0F0F0Fu;
-      const ft_u32 v = lo | (((r.qh[h].v[j] >> (2 * i)) & 0x03030303u) << 4);
-#pragma unroll
-      for (int b = 0; b < 4; ++b) y[4 * j + b] = ds * small_uint_float((v >> (8 * b)) & 0xFFu, 32.0f);
+      v[j] = lo | (((r.qh[h].v[j] >> (2 * i)) & 0x03030303u) << 4);
     }
+    qr_scale_bytes(v, ds, 0.0f, 32.0f, y);
   }
 };
 template <> struct QrRows<8> {  // Q8_0, device layout (qs [B][32], d [B]): 8 blocks per step
@@ -799,14 +809,9 @@ template <> struct QrRows<8> {  // Q8_0, device layout (qs [B][32], d [B]): 8 bl
     }
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, int, float (&y)[8]) {
-    const float d = to_float(f16{r.d[sub]});
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const ft_u32 biased = r.q[sub][j] ^ 0x80808080u;  // each int8 + 128
-#pragma unroll
-      for (int b = 0; b < 4; ++b) y[4 * j + b] = d * small_uint_float((biased >> (8 * b)) & 0xFFu, 128.0f);
-    }
+  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+    const ft_u32 biased[2] = {r.q[sub][0] ^ 0x80808080u, r.q[sub][1] ^ 0x80808080u};  // each int8 + 128
+    qr_scale_bytes(biased, to_float(f16{r.d[sub]}), 0.0f, 128.0f, y);
   }
 };
 // The first block of a step: K-quants hold 256 elements a block, Q8_0 32.
@@ -858,8 +863,8 @@ FT_DEVICE void gemm_qr(const GemmQArgs<T>& a) {
           xn[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xr[j] + k0 + 32 * (sub + 1)));
       }
       float y0[8], y1[8];
-      R::unpack(cur[0], sub, t, y0);
-      R::unpack(cur[1], sub, t, y1);
+      R::unpack(cur[0], sub, y0);
+      R::unpack(cur[1], sub, y1);
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         MmaSync::FragA fa;
