@@ -97,12 +97,14 @@ Result<double> time_tile(OpContext& ctx, const TuneCase& c, int n, int k, Device
 }
 
 // The quantized table (see the top); false if anything failed.
-bool quantized(OpContext& ctx, double copy_gbs) {
+// only: "TYPE:SHAPE:M" (e.g. q4_K:down:32) times that one case, for a
+// profiler; empty: all.
+bool quantized(OpContext& ctx, double copy_gbs, const std::string& only) {
   Backend& b = ctx.backend();
   const DType dt = DType::kBF16;
   std::mt19937 rng(7);
-  std::printf("\nquantized W through matmul(): up to gemm_q_max_rows (64, Q6_K 32) rows decoded into the tile\n"
-              "(gemm_q), above that expanded to bf16 scratch, then the dense GEMM; GB/s and %% of copy count the\n"
+  std::printf("\nquantized W through matmul(): up to gemm_q_max_rows (128 with gemm_qr; else 64, Q6_K 32) rows decoded\n"
+              "(gemm_q, gemm_qr), above that expanded to bf16 scratch, then the dense GEMM; GB/s and %% of copy count the\n"
               "quantized bytes at matmul's time\n");
   std::printf("%-6s %-8s %5s %8s %11s %8s %8s %11s %11s %15s\n", "type", "shape", "M", "path", "matmul us", "W GB/s",
               "of copy", "expanded us", "dense us", "GEMV x8 rows us");
@@ -114,6 +116,7 @@ bool quantized(OpContext& ctx, double copy_gbs) {
   for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0})
     for (const Shape s : {Shape{"gate_up", 12288, 4096}, Shape{"o_proj", 4096, 4096}, Shape{"down", 4096, 12288}}) {
       const std::string tname(ggml_traits(type).name);
+      if (!only.empty() && only.rfind(tname + ":" + s.name + ":", 0) != 0) continue;
       auto host = bench::quantized_weight(type, s.n, s.k, rng);
       auto w = host.ok() ? b.alloc(host->size()) : Result<DeviceBuffer>(host.status());
       auto layout = w.ok() ? upload_weight(b, type, *host, *w) : Result<WeightLayout>(w.status());
@@ -127,6 +130,7 @@ bool quantized(OpContext& ctx, double copy_gbs) {
       const WeightView view{type, s.n, s.k, *w, *layout}, dense{GgmlType::kBF16, s.n, s.k, *dense_w};
       auto time = [&](const std::function<Status()>& fn) { return bench::warm_and_time(b, fn, kRepeats); };
       for (int m : {kTokens, 128, 64, 32, 16}) {
+        if (!only.empty() && only != tname + ":" + s.name + ":" + std::to_string(m)) continue;
         auto total = time([&] { return matmul(ctx, dt, view, *x, m, *y); });
         auto expanded = time([&] { return gemm_expanded(ctx, dt, view, *x, m, *y); });
         auto base = time([&] { return gemm(ctx, dt, dense, *x, m, *y); });
@@ -150,7 +154,9 @@ bool quantized(OpContext& ctx, double copy_gbs) {
         }
         const double gbs = static_cast<double>(host->size()) / (*total * 1e-3) / 1e9;
         std::printf("%-6s %-8s %5d %8s %11.1f %8.0f %7.0f%% %11.1f %11.1f %15s\n", tname.c_str(), s.name, m,
-                    gemm_q_fits(ctx, dt, view, m, *x) ? "gemm_q" : "expanded", *total * 1e3, gbs,
+                    !gemm_q_fits(ctx, dt, view, m, *x)          ? "expanded"
+                    : gemm_qr_x_rows(ctx.facts(), type, m) > 0 ? "gemm_qr"
+                                                               : "gemm_q", *total * 1e3, gbs,
                     copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 0.0, *expanded * 1e3, *base * 1e3,
                     m > 32 ? "-" : fmt::format("{:.1f}", *chunks * 1e3).c_str());
       }
@@ -162,6 +168,7 @@ bool quantized(OpContext& ctx, double copy_gbs) {
 int run(int argc, char** argv) {
   const char* peer_path = nullptr;
   bool tune = false, only_quantized = false;
+  std::string only_case;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--torch") == 0 && i + 1 < argc) {
       peer_path = argv[++i];
@@ -169,14 +176,18 @@ int run(int argc, char** argv) {
       tune = true;
     } else if (std::strcmp(argv[i], "--quantized") == 0) {
       only_quantized = true;
+    } else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+      only_quantized = true;
+      only_case = argv[++i];
     } else {
       const bool help = !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h");
       std::fprintf(help ? stdout : stderr,
-                   "usage: gemm_bench [--torch FILE] [--tune] [--quantized]\n"
+                   "usage: gemm_bench [--torch FILE] [--tune] [--quantized] [--case TYPE:SHAPE:M]\n"
                    "Times the prefill GEMM (bf16, M = %d) on cuda:0 against torch.matmul's figures in FILE\n"
                    "(bench/gemm_torch.py, same run), then matmul on quantized weights at M = 2048 to 16.\n"
                    "  --tune       also time other tiles of the bf16 GEMM\n"
-                   "  --quantized  only the quantized table\n",
+                   "  --quantized  only the quantized table\n"
+                   "  --case C     only one row of it, e.g. q4_K:down:32 (shapes gate_up, o_proj, down), for a profiler\n",
                    kTokens);
       return help ? 0 : 2;
     }
@@ -243,7 +254,7 @@ int run(int argc, char** argv) {
     for (auto buf : {*x, *w, *y}) b.free(buf);
   }
   auto copy = bench::copy_bandwidth_gbs(b);
-  return quantized(ctx, copy.ok() ? *copy : 0.0) && status == 0 ? 0 : 1;
+  return quantized(ctx, copy.ok() ? *copy : 0.0, only_case) && status == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ constexpr int kGemmQRows = 32, kGemmQCols = 32, kGemmQStep = 64, kGemmQWaves = 4
 // The same product on NVIDIA matrix cores (mma.sync, sm_80 on) for Q4_K,
 // Q5_K, Q6_K and Q8_0 with x rows in tiles of 8 * x_tiles (2 or 4):
 // kernel_src/gemm.hip's gemm_qr, each warp decoding its 16 rows of W straight
-// into its mma fragments (no LDS, no barriers). Grid (m / (8 x_tiles), n /
+// into its mma fragments, x shared by the block's warps through LDS (one
+// barrier a K step). Grid (m / (8 x_tiles), n /
 // (16 kGemmQrWaves), K splits), the partial sums as gemm_q's.
 bool gemm_qr_supported(const TargetFacts& target, GgmlType type);
 KernelSpec gemm_qr_spec(const TargetFacts& target, DType dtype, GgmlType type, int x_tiles);

@@ -655,22 +655,25 @@ FT_DEVICE void gemm_q_reduce(const GemmQReduceArgs<T>& a) {
 
 // ---- Few rows against quantized W on NVIDIA: W straight into fragments ------------
 // gemm_qr: the product of gemm_q (same arguments, same results up to the
-// order of the sums) without LDS or barriers. Each warp owns 16 rows of W,
-// the A operand of mma.sync m16n8k16, and decodes them from GGUF blocks
-// straight into its A fragments; x is the B operand (kXTiles tiles of 8
-// rows), read from L1/L2 as 16-byte runs. A lane holds rows g and g + 8 of
-// its 16 (g = lane / 4) and, of every 32-element sub-block, elements 8t..8t+7
-// (t = lane % 4): the sum over k is the same in any order, so sub-block
-// element 8t + 4c + {0,1,2,3} is k {2t, 2t+1, 8+2t, 9+2t} of the sub-block's
-// chunk c of 16, for W and x alike. So a lane's share of a W row is 8
-// consecutive elements per sub-block (one 8-byte run of a K-quant's nibbles
-// covers two sub-blocks) and its x is one 16-byte load per x tile. A K step
-// is 256 elements; the next step's W is in flight while this one is used,
-// and a step is long (8 sub-blocks of work per warp), so loading one step
-// ahead (two sets of raw words: this step's and the next's) covers the
-// memory's latency. Warps never wait on each other. Grid: x over x tiles of
-// 8 * kXTiles rows, y over 64 W rows (4 warps), z over K splits (partial
-// sums as gemm_q's, added by the same reduce).
+// order of the sums) with W never in LDS. Each warp owns 16 rows of W, the
+// A operand of mma.sync m16n8k16, and decodes them from GGUF blocks straight
+// into its A fragments; x is the B operand (kXTiles tiles of 8 rows). A lane
+// holds rows g and g + 8 of its 16 (g = lane / 4) and, of every 32-element
+// sub-block, elements 8t..8t+7 (t = lane % 4): the sum over k is the same in
+// any order, so sub-block element 8t + 4c + {0,1,2,3} is k {2t, 2t+1, 8+2t,
+// 9+2t} of the sub-block's chunk c of 16, for W and x alike. So a lane's
+// share of a W row is 8 consecutive elements per sub-block (one 8-byte run
+// of a K-quant's nibbles covers two sub-blocks) and its x is one 16-byte
+// load per x tile. A K step is 256 elements; the next step's W is in flight
+// while this one is used, and a step is long (8 sub-blocks of work per
+// warp), so loading one step ahead (two sets of raw words: this step's and
+// the next's) covers the memory's latency. x goes through LDS, copied once
+// per block by cp.async a step ahead: read by each warp from L2 instead, x
+// was most of the traffic (at 32 rows, 16 KB a step per warp against 2.3 KB
+// of Q4_K) and the 32-row tile ran at L2's pace (Q4_K down 59.4 us against
+// 33.6 with LDS, H100). Grid: x over x tiles of 8 * kXTiles rows, y over 64
+// W rows (4 warps), z over K splits (partial sums as gemm_q's, added by the
+// same reduce).
 #if defined(FT_NVIDIA)
 constexpr int kGemmQrWaves = 4;  // warps per block, 16 rows of W each
 constexpr int kGemmQrStep = 256;  // K per step
@@ -821,77 +824,110 @@ FT_DEVICE long long qr_block(int row, int k, int step) {
   return static_cast<long long>(row) * (k / kElems) + static_cast<long long>(step) * (kGemmQrStep / kElems);
 }
 
+// x's tile of one step in LDS: rows of kGemmQrStep elements (512 bytes, 32
+// chunks of 16), a chunk's index XORed with 4 in odd rows, so the 8 lanes
+// of one phase of a 16-byte load (rows g, g + 1, t = 0..3) hit distinct
+// banks. Three buffers: step s + 1's copy starts before step s is used, and
+// the buffer it overwrites was last read in step s - 2, before the barrier
+// of step s - 1: one barrier a step. At 32 rows that is 48 KiB, the most a
+// block's static LDS may be.
+constexpr int kGemmQrXBufs = 3;
+FT_DEVICE int qr_x_offset(int row, int chunk) { return row * kGemmQrStep + 8 * (chunk ^ ((row & 1) << 2)); }
+
+// Copies x rows m0.. (8 * kXTiles of them, rows past m clamped: valid memory,
+// results dropped), K step `step`, into `dst` with cp.async; one commit group.
+template <typename T, int kXTiles>
+FT_DEVICE void gemm_qr_stage_x(const GemmQArgs<T>& a, ft_u16* dst, int m0, int step) {
+  constexpr int kRowChunks = kGemmQrStep / 8;
+  constexpr int kChunks = 8 * kXTiles * kRowChunks / (kGemmQrWaves * FT_WAVE_SIZE);
+  const long long k0 = static_cast<long long>(step) * kGemmQrStep;
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    const int c = thread_x() + i * kGemmQrWaves * FT_WAVE_SIZE, row = c / kRowChunks, ch = c % kRowChunks;
+    const int grow = m0 + row < a.m ? m0 + row : a.m - 1;
+    cp_async16(dst + qr_x_offset(row, ch),
+               reinterpret_cast<const ft_u16*>(a.x) + static_cast<long long>(grow) * a.k + k0 + ch * 8);
+  }
+  cp_async_commit();
+}
+
 template <typename T, int kType, int kXTiles>
 FT_DEVICE void gemm_qr(const GemmQArgs<T>& a) {
   static_assert(kXTiles % 2 == 0, "x tiles go to mma.sync in pairs");
   using R = QrRows<kType>;
+  __shared__ __attribute__((aligned(16))) ft_u16 sx[kGemmQrXBufs][8 * kXTiles * kGemmQrStep];
   const int lane = lane_id(), g = lane >> 2, t = lane & 3;
   const int n0 = (block_y() * kGemmQrWaves + wave_id()) * 16;
-  if (n0 >= a.n) return;  // n is a multiple of 16; no barrier waits for this warp
+  // n is a multiple of 16; a warp past it copies x and waits at the
+  // barriers with the others, and neither loads W nor stores.
+  const bool active = n0 < a.n;
   const int m0 = block_x() * 8 * kXTiles;
   const int step0 = block_z() * a.steps;
-  // This lane's x rows (B columns): m0 + 8j + g, rows past m clamped (valid
-  // memory, results dropped).
-  const T* xr[kXTiles];
-#pragma unroll
-  for (int j = 0; j < kXTiles; ++j) {
-    const int r = m0 + 8 * j + g < a.m ? m0 + 8 * j + g : a.m - 1;
-    xr[j] = a.x + static_cast<long long>(r) * a.k + 8 * t;
-  }
   MmaSync::Acc acc[kXTiles / 2];
 #pragma unroll
   for (int j = 0; j < kXTiles / 2; ++j) acc[j] = MmaSync::Acc{};
 
   typename R::Raw cur[2], nxt[2];
+  if (active) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) cur[h] = R::fetch(a.w, a.blocks, qr_block<kType>(n0 + g + 8 * h, a.k, step0), t);
+    for (int h = 0; h < 2; ++h) cur[h] = R::fetch(a.w, a.blocks, qr_block<kType>(n0 + g + 8 * h, a.k, step0), t);
+  }
+  gemm_qr_stage_x<T, kXTiles>(a, sx[0], m0, step0);
+  int buf = 0;
   for (int s = 0; s < a.steps; ++s) {
+    const int next_buf = buf + 1 == kGemmQrXBufs ? 0 : buf + 1;
     if (s + 1 < a.steps) {
+      if (active) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) nxt[h] = R::fetch(a.w, a.blocks, qr_block<kType>(n0 + g + 8 * h, a.k, step0 + s + 1), t);
+        for (int h = 0; h < 2; ++h)
+          nxt[h] = R::fetch(a.w, a.blocks, qr_block<kType>(n0 + g + 8 * h, a.k, step0 + s + 1), t);
+      }
+      gemm_qr_stage_x<T, kXTiles>(a, sx[next_buf], m0, step0 + s + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
     }
-    const int k0 = (step0 + s) * kGemmQrStep;
-    Vec<ft_u32, 16> xv[kXTiles];
+    sync_threads();  // step s's x is in sx[buf] for every warp
+    if (active) {
+      // This lane's x rows (B columns) 8j + g, elements 8t.. of each
+      // sub-block: chunk 4 sub + t, XOR 4 in odd rows (qr_x_offset), so
+      // even sub-blocks start at xs[0] + 32 sub and odd ones at xs[1] + 32 sub.
+      const ft_u16* xs[2] = {sx[buf] + qr_x_offset(g, t), sx[buf] + qr_x_offset(g, 4 + t) - 32};
 #pragma unroll
-    for (int j = 0; j < kXTiles; ++j) xv[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xr[j] + k0));
-#pragma unroll
-    for (int sub = 0; sub < kGemmQrStep / 32; ++sub) {
-      Vec<ft_u32, 16> xn[kXTiles];
-      if (sub + 1 < kGemmQrStep / 32) {
+      for (int sub = 0; sub < kGemmQrStep / 32; ++sub) {
+        Vec<ft_u32, 16> xv[kXTiles];
 #pragma unroll
         for (int j = 0; j < kXTiles; ++j)
-          xn[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xr[j] + k0 + 32 * (sub + 1)));
-      }
-      float y0[8], y1[8];
-      R::unpack(cur[0], sub, y0);
-      R::unpack(cur[1], sub, y1);
+          xv[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xs[sub & 1] + 8 * j * kGemmQrStep + 32 * sub));
+        float y0[8], y1[8];
+        R::unpack(cur[0], sub, y0);
+        R::unpack(cur[1], sub, y1);
 #pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        MmaSync::FragA fa;
-        fa.r[0] = pack_pair<T>(y0[4 * c], y0[4 * c + 1]);
-        fa.r[1] = pack_pair<T>(y1[4 * c], y1[4 * c + 1]);
-        fa.r[2] = pack_pair<T>(y0[4 * c + 2], y0[4 * c + 3]);
-        fa.r[3] = pack_pair<T>(y1[4 * c + 2], y1[4 * c + 3]);
+        for (int c = 0; c < 2; ++c) {
+          MmaSync::FragA fa;
+          fa.r[0] = pack_pair<T>(y0[4 * c], y0[4 * c + 1]);
+          fa.r[1] = pack_pair<T>(y1[4 * c], y1[4 * c + 1]);
+          fa.r[2] = pack_pair<T>(y0[4 * c + 2], y0[4 * c + 3]);
+          fa.r[3] = pack_pair<T>(y1[4 * c + 2], y1[4 * c + 3]);
 #pragma unroll
-        for (int j = 0; j < kXTiles / 2; ++j) {
-          MmaSync::FragB fb;
-          fb.r[0] = xv[2 * j].v[2 * c];
-          fb.r[1] = xv[2 * j].v[2 * c + 1];
-          fb.r[2] = xv[2 * j + 1].v[2 * c];
-          fb.r[3] = xv[2 * j + 1].v[2 * c + 1];
-          MmaSync::mma<T>(acc[j], fa, fb);
+          for (int j = 0; j < kXTiles / 2; ++j) {
+            MmaSync::FragB fb;
+            fb.r[0] = xv[2 * j].v[2 * c];
+            fb.r[1] = xv[2 * j].v[2 * c + 1];
+            fb.r[2] = xv[2 * j + 1].v[2 * c];
+            fb.r[3] = xv[2 * j + 1].v[2 * c + 1];
+            MmaSync::mma<T>(acc[j], fa, fb);
+          }
         }
       }
-      if (sub + 1 < kGemmQrStep / 32) {
+      if (s + 1 < a.steps) {
 #pragma unroll
-        for (int j = 0; j < kXTiles; ++j) xv[j] = xn[j];
+        for (int h = 0; h < 2; ++h) cur[h] = nxt[h];
       }
     }
-    if (s + 1 < a.steps) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) cur[h] = nxt[h];
-    }
+    buf = next_buf;
   }
+  if (!active) return;
 
   // acc[j]: rows (of W) n0 + acc_row, columns (x rows) m0 + 16 j + acc_col.
 #pragma unroll

@@ -95,39 +95,39 @@ int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
 
 // Which few-row kernel takes an m-row product with a quantized weight on
 // this target, and gemm_qr's x tile (16 or 32 rows; 0: gemm_q). gemm_qr
-// where it was measured faster (H100, gemm_bench, twentieth session): every
-// type at m <= 16 (Q4_K gate|up 43.1 -> 26.8 us, Q8_0 down 47.6 -> 37.4),
-// and Q6_K up to its 32 rows (down at 32: 101.4 -> 53.5 us); above 16 rows
-// Q4_K's and Q8_0's 32-row tile measured slower on the down projection
-// (42.8 -> 59.4 and 49.8 -> 79.8 us), so gemm_q keeps them. For tuning,
-// FT_GEMM_QR=0 keeps gemm_q everywhere, FT_GEMM_QR=1 takes gemm_qr wherever
-// it exists, and FT_GEMM_QR_X=16 or 32 sets its x tile.
+// wherever it exists, measured faster than gemm_q at every row count once
+// its x went through LDS (H100, gemm_bench, twenty-first session: Q4_K
+// gate|up 47.4 -> 26.9 us at 16 rows, 50.5 -> 32.2 at 32, 87.7 -> 60.4 at
+// 64; Q8_0 down 50.2 -> 42.1 at 32), with the 16-row tile up to 16 rows
+// and the 32-row tile above. FT_GEMM_QR=0 keeps gemm_q everywhere and
+// FT_GEMM_QR_X=16 or 32 sets the tile, for tuning.
 int gemm_qr_x_rows(const TargetFacts& facts, GgmlType type, int m) {
-  static const int mode = [] {
+  static const bool off = [] {
     const char* env = std::getenv("FT_GEMM_QR");
-    return env && std::string_view(env) == "0" ? 0 : env && std::string_view(env) == "1" ? 1 : 2;
+    return env && std::string_view(env) == "0";
   }();
   static const int forced_x = [] {
     const char* env = std::getenv("FT_GEMM_QR_X");
     const int v = env ? std::atoi(env) : 0;
     return v == 16 || v == 32 ? v : 0;
   }();
-  if (mode == 0 || !gemm_qr_supported(facts, type)) return 0;
-  if (mode == 2 && m > 16 && type != GgmlType::kQ6_K) return 0;
+  if (off || !gemm_qr_supported(facts, type)) return 0;
   if (forced_x) return forced_x;
   return m <= 16 ? 16 : 32;
 }
 
-int gemm_q_max_rows(GgmlType type) {
-  // Measured against expanding W and the dense GEMM (bench/RESULTS.md,
-  // seventeenth session, H100): at 64 rows Q4_K and Q8_0 still gain
-  // (85 / 99 us against 110 / 131 on 4096 x 12288), Q6_K loses (174 against 116).
+int gemm_q_max_rows(const TargetFacts& facts, GgmlType type) {
+  // Measured against expanding W and the dense GEMM (bench/RESULTS.md, H100).
+  // gemm_qr: twenty-first session, at 128 rows. gemm_q: seventeenth session,
+  // at 64 rows Q4_K and Q8_0 still gain (85 / 99 us against 110 / 131 on
+  // 4096 x 12288), Q6_K loses (174 against 116).
+  if (gemm_qr_x_rows(facts, type, 128) > 0) return 128;
   return type == GgmlType::kQ6_K ? 32 : 64;
 }
 
 bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m, DeviceBuffer x) {
   return !ctx.on_cpu() && (act == DType::kBF16 || act == DType::kF16) && gemm_q_supported(w.type) && m >= 1 &&
-         m <= gemm_q_max_rows(w.type) && w.n > 0 && w.n % 32 == 0 && w.k > 0 && w.k % 256 == 0 &&
+         m <= gemm_q_max_rows(ctx.facts(), w.type) && w.n > 0 && w.n % 32 == 0 && w.k > 0 && w.k % 256 == 0 &&
          w.data.ptr % 16 == 0 && x.ptr % 16 == 0;
 }
 

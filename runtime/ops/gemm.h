@@ -42,17 +42,18 @@ size_t gemm_scratch_bytes(DType act, const WeightView& w);
 // expanded whole. gemm() takes this path itself where it fits; matmul's
 // stacked projections call it directly to write each part's columns of a
 // wider y (row stride ldy elements). On NVIDIA (sm_80 on) with Q4_K, Q5_K,
-// Q6_K or Q8_0 it runs gemm_qr where that measured faster (up to 16 rows;
-// Q6_K up to 32): each warp decodes its W rows straight into mma.sync
-// fragments, with no LDS tile.
+// Q6_K or Q8_0 it runs gemm_qr instead, measured faster at every row count:
+// each warp decodes its W rows straight into mma.sync fragments, with no
+// LDS tile for W.
 // Fits: a GPU backend, f16/bf16 activations, Q4_0 / Q8_0 / Q4_K / Q5_K /
-// Q6_K weights, W and x 16-byte aligned, 1 <= m <= gemm_q_max_rows(type), n a
+// Q6_K weights, W and x 16-byte aligned, 1 <= m <= gemm_q_max_rows, n a
 // multiple of 32, k of 256. With K split across blocks (decided from the grid and the
 // SM/CU count) the f32 partial sums need splits * m * n * 4 bytes of scratch
 // (`scratch` if large enough, else the context's).
-// The most rows of x gemm_q takes for a weight type (above, expanding W and
-// the dense GEMM is faster): 64, 32 for Q6_K.
-int gemm_q_max_rows(GgmlType type);
+// The most rows of x gemm_q takes for a weight type on `facts` (above,
+// expanding W and the dense GEMM is faster): 128 where gemm_qr serves it,
+// else 64, 32 for Q6_K.
+int gemm_q_max_rows(const TargetFacts& facts, GgmlType type);
 // gemm_q's choice on `facts` for m rows of a `type` weight: the x tile of
 // gemm_qr (16 or 32 rows), or 0 for gemm_q's LDS tiles (runtime/ops/gemm.cpp
 // says where each measured faster; FT_GEMM_QR and FT_GEMM_QR_X override it).

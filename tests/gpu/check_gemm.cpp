@@ -140,14 +140,16 @@ std::vector<CheckCase> check_gemm(OpContext& ctx, std::mt19937& rng) {
     for (int m : {1, 9, 32}) add(DType::kBF16, q, m, 4096, 4096, m == 9);
   for (int m : {5, 33, 64}) add(DType::kF16, GgmlType::kQ4_K, m, 160, 12288, m == 33);
   add(DType::kBF16, GgmlType::kQ6_K, 17, 2080, 256, true);
-  // NVIDIA's gemm_qr: its 16-row x tile full (m = 16), long K split. Q4_K at
-  // m = 24 is gemm_q's by default, gemm_qr's 32-row tile with FT_GEMM_QR=1
-  // and two 16-row tiles with FT_GEMM_QR_X=16 as well (Q6_K's 32-row tile
-  // runs by default in the cases above at 17 and 32 rows).
+  // NVIDIA's gemm_qr (which takes the cases above on NVIDIA, except Q4_0,
+  // whose products stay gemm_q's): its 16-row x tile full (m = 16), long K
+  // split; Q4_K at m = 24 in the 32-row tile, or two 16-row tiles with
+  // FT_GEMM_QR_X=16; FT_GEMM_QR=0 sends them all to gemm_q.
   for (GgmlType q : {GgmlType::kQ8_0, GgmlType::kQ5_K, GgmlType::kQ6_K})
     add(DType::kF16, q, 16, 192, 12288, q == GgmlType::kQ5_K);
   add(DType::kBF16, GgmlType::kQ4_K, 24, 4096, 12288, false);
-  add(DType::kF16, GgmlType::kQ4_K, 65, 128, 4096, false);  // past gemm_q's rows: expanded
+  // m = 65: three 32-row tiles of gemm_qr on NVIDIA, past gemm_q's 64 rows
+  // (expanded) elsewhere; m = 129: past gemm_qr's 128 as well.
+  for (int m : {65, 129}) add(DType::kF16, GgmlType::kQ4_K, m, 128, 4096, false);
   // f32: the plain FMA kernel.
   for (int m : {9, 100}) add(DType::kF32, GgmlType::kF32, m, 160, 256, m == 9);
   return cases;
