@@ -93,6 +93,32 @@ int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
 
 }  // namespace
 
+// K splits for gemm_qr: `tiles` blocks over `steps` K steps, `resident` of
+// its blocks on the device at once. A gemm_qr block waits on latency more
+// than on its SM's throughput (ncu, twenty-first session: issue slots half
+// busy, about one eligible warp per scheduler), so a block takes about the
+// same time however many share its SM, and a launch about (waves of blocks)
+// x (steps per split + 1, the first step's loads not hidden). The split
+// count with the least of that: each split at least 2 steps, at most 16,
+// fewer on a tie (fewer partial sums). FT_GEMM_QR_SPLITS=N forces N where N
+// divides the steps, for tuning.
+int gemm_qr_splits(long long tiles, int steps, int resident) {
+  static const int forced = [] {
+    const char* env = std::getenv("FT_GEMM_QR_SPLITS");
+    return env ? std::atoi(env) : 0;
+  }();
+  if (forced >= 1 && forced <= 64 && steps % forced == 0) return forced;
+  resident = std::max(1, resident);
+  int best = 1;
+  long long best_cost = 0;
+  for (int s = 1; s <= 16; ++s) {
+    if (s > 1 && (steps % s != 0 || steps / s < 2)) continue;
+    const long long cost = (tiles * s + resident - 1) / resident * (steps / s + 1);
+    if (s == 1 || cost < best_cost) best = s, best_cost = cost;
+  }
+  return best;
+}
+
 // Which few-row kernel takes an m-row product with a quantized weight on
 // this target, and gemm_qr's x tile (16 or 32 rows; 0: gemm_q). gemm_qr
 // wherever it exists, measured faster than gemm_q at every row count once
@@ -154,7 +180,22 @@ Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
   const int w_rows = qr ? 16 * kGemmQrWaves : kGemmQWaves * kGemmQCols;
   const int step = qr ? kGemmQrStep : kGemmQStep;
   const long long tiles = static_cast<long long>((m + x_rows - 1) / x_rows) * ((w.n + w_rows - 1) / w_rows);
-  const int splits = gemm_q_splits(ctx, tiles, w.k / step);
+  const KernelSpec spec =
+      qr ? gemm_qr_spec(ctx.facts(), act, w.type, x_rows / 8) : gemm_q_spec(ctx.facts(), act, w.type);
+  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(spec));
+  int splits = 0;
+  if (qr) {
+    FT_ASSIGN_OR_RETURN(const int resident, ctx.resident_blocks(spec));
+    splits = gemm_qr_splits(tiles, w.k / step, resident);
+  } else {
+    splits = gemm_q_splits(ctx, tiles, w.k / step);
+  }
+  // Loaded whenever K could be split, so a planning pass (where residency is
+  // not known) lists it too.
+  KernelHandle reduce;
+  if (splits > 1 || w.k / step >= 4) {
+    FT_ASSIGN_OR_RETURN(reduce, ctx.kernel(gemm_q_reduce_spec(act)));
+  }
   DeviceBuffer partial;
   if (splits > 1) {
     const size_t need = static_cast<size_t>(splits) * m * w.n * sizeof(float);
@@ -163,8 +204,6 @@ Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
       FT_ASSIGN_OR_RETURN(partial, ctx.scratch(need));
     }
   }
-  FT_ASSIGN_OR_RETURN(KernelHandle kernel, ctx.kernel(qr ? gemm_qr_spec(ctx.facts(), act, w.type, x_rows / 8)
-                                                         : gemm_q_spec(ctx.facts(), act, w.type)));
   // Mirrors kernel_src/gemm.hip's GemmQArgs<T> (both kernels take it).
   struct {
     uint64_t x, w, bias, y, partial;
@@ -180,7 +219,6 @@ Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, in
   FT_RETURN_IF_ERROR(ctx.backend().launch(kernel, dims, &args, sizeof args));
   if (splits == 1) return Status();
 
-  FT_ASSIGN_OR_RETURN(KernelHandle reduce, ctx.kernel(gemm_q_reduce_spec(act)));
   // Mirrors GemmQReduceArgs<T>.
   struct {
     uint64_t partial, bias, y;

@@ -58,6 +58,10 @@ int gemm_q_max_rows(const TargetFacts& facts, GgmlType type);
 // gemm_qr (16 or 32 rows), or 0 for gemm_q's LDS tiles (runtime/ops/gemm.cpp
 // says where each measured faster; FT_GEMM_QR and FT_GEMM_QR_X override it).
 int gemm_qr_x_rows(const TargetFacts& facts, GgmlType type, int m);
+// gemm_qr's K splits for `tiles` blocks over `steps` K steps of 256 with
+// `resident` of its blocks on the device at once (runtime/ops/gemm.cpp says
+// how it chooses; FT_GEMM_QR_SPLITS overrides it).
+int gemm_qr_splits(long long tiles, int steps, int resident);
 bool gemm_q_fits(const OpContext& ctx, DType act, const WeightView& w, int m, DeviceBuffer x);
 Status gemm_q(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer x, int m, DeviceBuffer y, int ldy,
               DeviceBuffer bias = {}, DeviceBuffer scratch = {});
