@@ -94,14 +94,16 @@ int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
 }  // namespace
 
 // K splits for gemm_qr: `tiles` blocks over `steps` K steps, `resident` of
-// its blocks on the device at once. A gemm_qr block waits on latency more
-// than on its SM's throughput (ncu, twenty-first session: issue slots half
-// busy, about one eligible warp per scheduler), so a block takes about the
-// same time however many share its SM, and a launch about (waves of blocks)
-// x (steps per split + 1, the first step's loads not hidden). The split
-// count with the least of that: each split at least 2 steps, at most 16,
-// fewer on a tie (fewer partial sums). FT_GEMM_QR_SPLITS=N forces N where N
-// divides the steps, for tuning.
+// its blocks on the device at once. Measured on an H100 (twenty-first
+// session, gemm_bench --case with FT_GEMM_QR_SPLITS): a grid short of a
+// wave leaves SMs with fewer warps and loses (Q4_K gate|up at 16 rows:
+// 384 blocks of 528, 33.7 us, against 26.6 with 768), while a partly filled
+// last wave also costs (Q4_K down at 32 rows: 1,024 blocks, 2.6 waves of
+// 396, 33.4 us, against 31.0 with 384). So: of the split counts that fill
+// at least 90% of a wave, the one with the fewest waves x (steps per split
+// + 1, the first step's loads not hidden), fewer splits on a tie; if none
+// fills that much, the most splits. Each split at least 2 steps, at most
+// 16. FT_GEMM_QR_SPLITS=N forces N where N divides the steps, for tuning.
 int gemm_qr_splits(long long tiles, int steps, int resident) {
   static const int forced = [] {
     const char* env = std::getenv("FT_GEMM_QR_SPLITS");
@@ -109,14 +111,17 @@ int gemm_qr_splits(long long tiles, int steps, int resident) {
   }();
   if (forced >= 1 && forced <= 64 && steps % forced == 0) return forced;
   resident = std::max(1, resident);
-  int best = 1;
+  int best = 0, most = 1;
   long long best_cost = 0;
   for (int s = 1; s <= 16; ++s) {
     if (s > 1 && (steps % s != 0 || steps / s < 2)) continue;
-    const long long cost = (tiles * s + resident - 1) / resident * (steps / s + 1);
-    if (s == 1 || cost < best_cost) best = s, best_cost = cost;
+    most = s;
+    const long long blocks = tiles * s;
+    if (10 * blocks < 9LL * resident) continue;
+    const long long cost = (blocks + resident - 1) / resident * (steps / s + 1);
+    if (best == 0 || cost < best_cost) best = s, best_cost = cost;
   }
-  return best;
+  return best > 0 ? best : most;
 }
 
 // Which few-row kernel takes an m-row product with a quantized weight on

@@ -224,6 +224,44 @@ TEST(GemmQr, RouteByTypeAndRows) {
   EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ5_K, 12), 16);
   EXPECT_EQ(gemm_qr_x_rows(sm90, GgmlType::kQ4_0, 12), 0);
   EXPECT_EQ(gemm_qr_x_rows(gfx, GgmlType::kQ4_K, 12), 0);
+  // The few-row path's reach: 128 rows where gemm_qr serves the type, else
+  // gemm_q's 64 (32 for Q6_K).
+  EXPECT_EQ(gemm_q_max_rows(sm90, GgmlType::kQ6_K), 128);
+  EXPECT_EQ(gemm_q_max_rows(sm80, GgmlType::kQ4_K), 128);
+  EXPECT_EQ(gemm_q_max_rows(sm90, GgmlType::kQ4_0), 64);
+  EXPECT_EQ(gemm_q_max_rows(gfx, GgmlType::kQ6_K), 32);
+  EXPECT_EQ(gemm_q_max_rows(gfx, GgmlType::kQ8_0), 64);
+}
+
+// gemm_qr's K splits (no FT_GEMM_QR_SPLITS, as in CI) on an H100's 132 SMs:
+// the 32-row tile keeps 3 blocks per SM (396 on the device), the 16-row
+// tile 4 (528), Q8_0's 32-row tile 2 (264). Each case below was timed with
+// every listed split count (bench/RESULTS.md, twenty-first session).
+TEST(GemmQr, SplitsFillWholeWaves) {
+  ASSERT_EQ(std::getenv("FT_GEMM_QR_SPLITS"), nullptr);
+  // Q4_K down (K = 12288: 48 steps), 32 rows: 64 blocks; 6 splits fill one
+  // wave (384 blocks) where 16 take 2.6 (31.0 against 33.4 us).
+  EXPECT_EQ(gemm_qr_splits(64, 48, 396), 6);
+  // Q4_K o_proj (K = 4096: 16 steps), 32 rows: 4 splits fill 65% of a
+  // wave (16.4 us), 8 fill it (13.7).
+  EXPECT_EQ(gemm_qr_splits(64, 16, 396), 8);
+  // gate|up, 16 rows: 192 blocks; 2 splits fill 73% (33.7 us), 4 and 8
+  // more than a wave (26.6, 27.2).
+  EXPECT_EQ(gemm_qr_splits(192, 16, 528), 8);
+  // Q8_0 down, 64 rows: 128 blocks; 2 splits fill 97% of a wave (61.4 us
+  // against 66.4 and 65.8 with 3 and 8).
+  EXPECT_EQ(gemm_qr_splits(128, 48, 264), 2);
+  // Enough blocks already: no split.
+  EXPECT_EQ(gemm_qr_splits(768, 16, 396), 1);
+  // Every split at least 2 steps: K = 256 and 512 never split.
+  EXPECT_EQ(gemm_qr_splits(1, 1, 528), 1);
+  EXPECT_EQ(gemm_qr_splits(1, 2, 528), 1);
+  // Short of 90% of a wave at any count: the most splits, at most 16 and
+  // dividing the steps.
+  EXPECT_EQ(gemm_qr_splits(1, 64, 528), 16);
+  EXPECT_EQ(gemm_qr_splits(1, 30, 528), 15);
+  // Residency unknown (a planning pass): counted as one block.
+  EXPECT_EQ(gemm_qr_splits(64, 48, 0), 1);
 }
 
 // Every target the project ships except gfx950, which clang-19 and the
