@@ -48,7 +48,7 @@ size_t gemm_scratch_bytes(DType act, const WeightView& w);
 // Fits: a GPU backend, f16/bf16 activations, Q4_0 / Q8_0 / Q4_K / Q5_K /
 // Q6_K weights, W and x 16-byte aligned, 1 <= m <= gemm_q_max_rows, n a
 // multiple of 32, k of 256. With K split across blocks (decided from the grid and the
-// SM/CU count) the f32 partial sums need splits * m * n * 4 bytes of scratch
+// SM/CU count; for gemm_qr, from how many of its blocks fit at once) the f32 partial sums need splits * m * n * 4 bytes of scratch
 // (`scratch` if large enough, else the context's).
 // The most rows of x gemm_q takes for a weight type on `facts` (above,
 // expanding W and the dense GEMM is faster): 128 where gemm_qr serves it,
