@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/base/status.h"
+#include "runtime/engine/defaults.h"
 #include "runtime/model/model_config.h"
 #include "runtime/text/chat_template.h"
 #include "runtime/text/tokenizer.h"
@@ -27,7 +28,7 @@ struct EngineOptions {
   std::string model_path;        // GGUF file or HF safetensors folder
   std::string device = "auto";   // cpu | cuda:N | auto
   int max_context = 0;           // per sequence; 0: the model's max positions, capped at 8192
-  int max_batch = 16;            // sequences decoded together
+  int max_batch = kDefaultMaxBatch;  // sequences decoded together
   int max_queue = 256;           // waiting requests before submit() refuses (kUnavailable)
   int prefill_chunk = 512;       // prompt tokens per step per sequence (chunked prefill)
   int kv_block_size = 16;

@@ -9,12 +9,13 @@
 
 #include "gfx_targets/targets.h"
 #include "jit/kernel_spec.h"
+#include "runtime/engine/defaults.h"
 #include "runtime/model/weights.h"
 
 namespace ft {
 
 struct PlanOptions {
-  int max_batch = 16;
+  int max_batch = kDefaultMaxBatch;
   int prefill_chunk = 512;
   int kv_block_size = 16;
   int max_context = 4096;

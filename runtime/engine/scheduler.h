@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/engine/defaults.h"
 #include "runtime/engine/kv_cache.h"
 
 namespace ft {
@@ -35,7 +36,7 @@ struct ScheduledSeq {
 };
 
 struct SchedulerLimits {
-  int max_batch = 16;           // sequences in one step
+  int max_batch = kDefaultMaxBatch;  // sequences in one step
   int max_tokens_per_step = 512;
   int prefill_chunk = 512;
 };

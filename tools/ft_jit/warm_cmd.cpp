@@ -16,13 +16,14 @@ namespace ft::tools {
 
 namespace {
 
+static_assert(kDefaultMaxBatch == 32, "kWarmHelp states the default --max-batch");
 constexpr const char* kWarmHelp =
     "usage: ft-jit warm --arch A [--model PATH] [--jobs N] [--toolchain T] [--kernel SUBSTR] [--json]\n"
     "Compiles kernels for target A (e.g. gfx1150, gfx90a:xnack-, sm_90) into the\n"
     "code-object cache, in parallel, with no GPU needed. A second run is all cache hits.\n"
     "  --model PATH    exactly the kernels this model (GGUF file or safetensors folder)\n"
     "                  needs, as ft-serve would run it; default: the whole catalog\n"
-    "  --max-batch N   with --model: sequences per step to plan for (default 16)\n"
+    "  --max-batch N   with --model: sequences per step to plan for (default 32)\n"
     "  --ctx N         with --model: context length to plan for (default 4096)\n"
     "  --jobs N        compile processes (default: one per core)\n"
     "  --toolchain T   clang, hiprtc or nvrtc (default: the first that supports A)\n"
@@ -42,7 +43,7 @@ int cmd_warm(int argc, char** argv) {
     return 0;
   }
   auto jobs = parsed.ok() ? parsed->get_int("--jobs", 0) : Result<int64_t>(parsed.status());
-  auto max_batch = jobs.ok() ? parsed->get_int("--max-batch", 16) : jobs;
+  auto max_batch = jobs.ok() ? parsed->get_int("--max-batch", kDefaultMaxBatch) : jobs;
   auto ctx = max_batch.ok() ? parsed->get_int("--ctx", 4096) : max_batch;
   if (!ctx.ok() || !parsed->has("--arch") || !parsed->positional().empty() || *max_batch < 1 || *ctx < 2) {
     std::fprintf(stderr, "ft-jit warm: %s\n\n%s",

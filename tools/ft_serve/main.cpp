@@ -23,6 +23,7 @@ namespace {
 using ft::ErrorCode;
 using ft::Result;
 
+static_assert(ft::kDefaultMaxBatch == 32, "kUsage states the default --max-batch");
 constexpr const char* kUsage =
     "usage: ft-serve --model PATH [options]\n\n"
     "Serves a model over an OpenAI-compatible HTTP API:\n"
@@ -33,7 +34,7 @@ constexpr const char* kUsage =
     "  --host H                  address to listen on (default 127.0.0.1; 0.0.0.0 for all)\n"
     "  --port N                  TCP port (default 8080; 0 picks a free one, printed in the log)\n"
     "  --ctx N                   context length per sequence (default: the model's, at most 8192)\n"
-    "  --max-batch N             sequences decoded together (default 16; decode graphs per power of 2 up to it)\n"
+    "  --max-batch N             sequences decoded together (default 32; decode graphs per power of 2 up to it)\n"
     "  --prefill-chunk N         prompt tokens per sequence per step (default 512)\n"
     "  --max-queue N             waiting requests before new ones get 503 (default 256)\n"
     "  --kv-cache-mb N           KV cache size in MiB (default: from free device memory)\n"
