@@ -249,16 +249,29 @@ struct GemmTileShape {
   static_assert(kK % kBK == 0, "K must be a multiple of the K tile");
 };
 
+// The i-th 16-byte chunk that this thread copies of a tile of kBK-element
+// rows (kThreads threads copying): its row and chunk in the tile, and its
+// source in row-major `base` (row stride ld elements) from row row0 and
+// column col0. Rows past `rows` are clamped: valid addresses, results
+// masked on store.
+template <int kBK, int kThreads, typename T>
+FT_DEVICE const ft_u16* tile_chunk_src(const T* base, long long ld, int row0, int rows, int col0, int i, int* row,
+                                       int* ch) {
+  const int c = thread_x() + i * kThreads;
+  *row = c / (kBK / 8);
+  *ch = c % (kBK / 8);
+  int grow = row0 + *row;
+  grow = grow < rows ? grow : rows - 1;
+  return reinterpret_cast<const ft_u16*>(base) + static_cast<long long>(grow) * ld + col0 + *ch * 8;
+}
+
 // Copies the A (x) and B (W) chunks of K step `kt` that this thread owns.
-// Rows past m (n) are clamped: valid addresses, results masked on store.
 template <typename T, int kK, int kBK, int kChunks, int kPerThread, int kThreads>
 FT_DEVICE const ft_u16* chunk_src(const T* base, int row0, int rows, int kt, int i, int* dst_offset) {
-  const int c = thread_x() + i * kThreads;
-  const int row = c / (kBK / 8), ch = c % (kBK / 8);
-  int grow = row0 + row;
-  grow = grow < rows ? grow : rows - 1;
+  int row, ch;
+  const ft_u16* src = tile_chunk_src<kBK, kThreads>(base, kK, row0, rows, kt * kBK, i, &row, &ch);
   *dst_offset = tile_offset<kBK>(row, ch);
-  return reinterpret_cast<const ft_u16*>(base) + static_cast<long long>(grow) * kK + kt * kBK + ch * 8;
+  return src;
 }
 
 template <typename T, int kK, int kBM, int kBN, int kBK, int kWarpsM, int kWarpsN, int kStages>
@@ -588,10 +601,8 @@ FT_DEVICE void gemm_q(const GemmQArgs<T>& a) {
       // x: rows past m are clamped (valid memory, results dropped).
 #pragma unroll
       for (int i = 0; i < kChunksA; ++i) {
-        const int c = thread_x() + i * kThreads, row = c / (kBK / 8), ch = c % (kBK / 8);
-        const int grow = m0 + row < a.m ? m0 + row : a.m - 1;
-        ra[i] = load_vec<ft_u16, 16>(reinterpret_cast<const ft_u16*>(a.x) + static_cast<long long>(grow) * a.k +
-                                     k0 + ch * 8);
+        int row, ch;
+        ra[i] = load_vec<ft_u16, 16>(tile_chunk_src<kBK, kThreads>(a.x, a.k, m0, a.m, k0, i, &row, &ch));
       }
     }
     if (s < 0) continue;
@@ -838,15 +849,13 @@ FT_DEVICE int qr_x_offset(int row, int chunk) { return row * kGemmQrStep + 8 * (
 // results dropped), K step `step`, into `dst` with cp.async; one commit group.
 template <typename T, int kXTiles>
 FT_DEVICE void gemm_qr_stage_x(const GemmQArgs<T>& a, ft_u16* dst, int m0, int step) {
-  constexpr int kRowChunks = kGemmQrStep / 8;
-  constexpr int kChunks = 8 * kXTiles * kRowChunks / (kGemmQrWaves * FT_WAVE_SIZE);
-  const long long k0 = static_cast<long long>(step) * kGemmQrStep;
+  constexpr int kThreads = kGemmQrWaves * FT_WAVE_SIZE;
+  constexpr int kChunks = 8 * kXTiles * (kGemmQrStep / 8) / kThreads;
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
-    const int c = thread_x() + i * kGemmQrWaves * FT_WAVE_SIZE, row = c / kRowChunks, ch = c % kRowChunks;
-    const int grow = m0 + row < a.m ? m0 + row : a.m - 1;
-    cp_async16(dst + qr_x_offset(row, ch),
-               reinterpret_cast<const ft_u16*>(a.x) + static_cast<long long>(grow) * a.k + k0 + ch * 8);
+    int row, ch;
+    const ft_u16* src = tile_chunk_src<kGemmQrStep, kThreads>(a.x, a.k, m0, a.m, step * kGemmQrStep, i, &row, &ch);
+    cp_async16(dst + qr_x_offset(row, ch), src);
   }
   cp_async_commit();
 }
