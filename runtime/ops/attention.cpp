@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "jit/catalog.h"
+#include "runtime/base/env.h"
 
 namespace ft {
 
@@ -106,8 +107,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 // contexts to one block, which skips the merge.
 int decode_min_span() {
   static const int span = [] {
-    const char* env = std::getenv("FT_DECODE_MIN_SPAN");
-    const int v = env ? std::atoi(env) : 0;
+    const int v = env_int("FT_DECODE_MIN_SPAN");
     return v >= 16 && v <= 4096 ? v : 64;
   }();
   return span;
@@ -128,8 +128,7 @@ constexpr int kDecodeFillBlocks = 1024;
 // FT_DECODE_WAVES (4, 8 or 16) sets every launch's, for tuning.
 int attention_decode_waves(const TargetFacts& t, int pairs, int group) {
   static const int forced = [] {
-    const char* env = std::getenv("FT_DECODE_WAVES");
-    const int v = env ? std::atoi(env) : 0;
+    const int v = env_int("FT_DECODE_WAVES");
     return v == 4 || v == 8 || v == 16 ? v : 0;
   }();
   if (forced) return forced;

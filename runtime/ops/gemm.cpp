@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "jit/catalog.h"
+#include "runtime/base/env.h"
 
 namespace ft {
 
@@ -105,10 +106,7 @@ int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
 // fills that much, the most splits. Each split at least 2 steps, at most
 // 16. FT_GEMM_QR_SPLITS=N forces N where N divides the steps, for tuning.
 int gemm_qr_splits(long long tiles, int steps, int resident) {
-  static const int forced = [] {
-    const char* env = std::getenv("FT_GEMM_QR_SPLITS");
-    return env ? std::atoi(env) : 0;
-  }();
+  static const int forced = env_int("FT_GEMM_QR_SPLITS");
   if (forced >= 1 && forced <= 64 && steps % forced == 0) return forced;
   resident = std::max(1, resident);
   int best = 0, most = 1;
@@ -138,8 +136,7 @@ int gemm_qr_x_rows(const TargetFacts& facts, GgmlType type, int m) {
     return env && std::string_view(env) == "0";
   }();
   static const int forced_x = [] {
-    const char* env = std::getenv("FT_GEMM_QR_X");
-    const int v = env ? std::atoi(env) : 0;
+    const int v = env_int("FT_GEMM_QR_X");
     return v == 16 || v == 32 ? v : 0;
   }();
   if (off || !gemm_qr_supported(facts, type)) return 0;
