@@ -108,7 +108,7 @@ bool quantized(OpContext& ctx, double copy_gbs, const std::string& only) {
               "quantized bytes at matmul's time\n");
   std::printf("%-6s %-8s %5s %8s %11s %8s %8s %11s %11s %15s\n", "type", "shape", "M", "path", "matmul us", "W GB/s",
               "of copy", "expanded us", "dense us", "GEMV x8 rows us");
-  bool ok = true;
+  bool ok = true, matched = false;
   struct Shape {
     const char* name;
     int n, k;
@@ -131,6 +131,7 @@ bool quantized(OpContext& ctx, double copy_gbs, const std::string& only) {
       auto time = [&](const std::function<Status()>& fn) { return bench::warm_and_time(b, fn, kRepeats); };
       for (int m : {kTokens, 128, 64, 32, 16}) {
         if (!only.empty() && only != tname + ":" + s.name + ":" + std::to_string(m)) continue;
+        matched = true;
         auto total = time([&] { return matmul(ctx, dt, view, *x, m, *y); });
         auto expanded = time([&] { return gemm_expanded(ctx, dt, view, *x, m, *y); });
         auto base = time([&] { return gemm(ctx, dt, dense, *x, m, *y); });
@@ -162,6 +163,11 @@ bool quantized(OpContext& ctx, double copy_gbs, const std::string& only) {
       }
       for (auto buf : {*w, *dense_w, *x, *y}) b.free(buf);
     }
+  if (!only.empty() && !matched) {
+    std::fprintf(stderr, "gemm_bench: --case %s matches no row (TYPE q4_K, q6_K or q8_0; SHAPE gate_up, o_proj or down; "
+                 "M %d, 128, 64, 32 or 16)\n", only.c_str(), kTokens);
+    return false;
+  }
   return ok;
 }
 
