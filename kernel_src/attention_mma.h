@@ -18,36 +18,7 @@
 
 namespace ft {
 
-FT_DEVICE unsigned smem_addr(const void* p) {
-  unsigned long long a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<unsigned>(a);
-}
-
-// 16 bytes global -> LDS; zero-filled when !valid (src is then not read).
-FT_DEVICE void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-FT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-FT_DEVICE void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-// Waits until at most kPending of the newest commit groups are in flight.
-template <int kPending>
-FT_DEVICE void cp_async_wait_pending() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// `addr` is a shared-window address (smem_addr), computed once per tile.
-FT_DEVICE void ldmatrix_x4(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-FT_DEVICE void ldmatrix_x4_trans(unsigned r[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
+#include "ptx_lds.h"
 
 template <typename T> struct MmaType;
 template <> struct MmaType<bf16> {
@@ -318,7 +289,7 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
 #pragma unroll
   for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.0f;
 
-  cp_async_wait_all();
+  cp_async_wait<0>();
   sync_threads();
   prefill_q_frags<kHeadDim>(sq, qf);
   sync_threads();  // Q is in registers: buf[0] is free
@@ -356,7 +327,7 @@ FT_DEVICE void attention_prefill_mma(const PrefillArgs<T>& a) {
     prefill_softmax<kKeys / 8, false>(s, k0, k0 + kKeys - 1 > min_pos, a.scale_log2, rows, corr);
     prefill_rescale<false>(o, corr);
 
-    cp_async_wait_all();
+    cp_async_wait<0>();
     sync_threads();  // V[t] and K[t+1] landed; every warp is done with K[t]
     if (k0 + 2 * kKeys <= max_pos) load_kv(buf[(it & 1) ^ 1], a.k_cache, k0 + 2 * kKeys);
 

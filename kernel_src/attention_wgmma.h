@@ -66,7 +66,7 @@ FT_DEVICE void attention_prefill_wgmma(const PrefillArgs<T>& a) {
 #pragma unroll
   for (int i = 0; i < kHeadDim / 2; ++i) o[i] = 0.0f;
 
-  cp_async_wait_all();
+  cp_async_wait<0>();
   fence_proxy_async();  // K[0] is read by wgmma
   sync_threads();
   prefill_q_frags<kHeadDim>(sq, qf);
@@ -82,7 +82,7 @@ FT_DEVICE void attention_prefill_wgmma(const PrefillArgs<T>& a) {
   const unsigned v_base = smem_addr(sv);
   for (int k0 = 0, it = 0; k0 <= max_pos; k0 += kKeys, ++it) {
     const unsigned k_base = smem_addr(buf[(it & 1) ^ 1]);
-    cp_async_wait_pending<2>();
+    cp_async_wait<2>();
     fence_proxy_async();
     sync_threads();  // K[t] landed
     float s[kKeys / 2];
@@ -102,7 +102,7 @@ FT_DEVICE void attention_prefill_wgmma(const PrefillArgs<T>& a) {
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) prefill_p_frag<T, kKeys / 8>(s, kk, pa[kk]);
 
-    cp_async_wait_pending<1>();
+    cp_async_wait<1>();
     fence_proxy_async();
     sync_threads();  // V[t] landed
     wgmma_fence();

@@ -58,24 +58,7 @@ template <> struct IsBf16<bf16> { static constexpr bool value = true; };
 
 // ---- NVIDIA: mma.sync --------------------------------------------------------------
 #if defined(FT_NVIDIA)
-FT_DEVICE ft_u32 smem_addr(const void* p) {
-  ft_u32 a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
-FT_DEVICE void cp_async16(void* smem, const void* gmem) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem)), "l"(gmem));
-}
-FT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-template <int kPending>
-FT_DEVICE void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending)); }
-
-FT_DEVICE void ldmatrix_x4(ft_u32 (&r)[4], const void* smem) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(smem)));
-}
+#include "ptx_lds.h"
 
 struct MmaSync {
   static constexpr int kM = 16, kN = 16, kK = 16;
@@ -92,7 +75,7 @@ struct MmaSync {
   static FT_DEVICE FragA load_a(const ft_u16* s, int row0, int k0) {
     const int l = lane_id();
     FragA f;
-    ldmatrix_x4(f.r, s + tile_offset<kBK>(row0 + (l & 15), (k0 >> 3) + (l >> 4)));
+    ldmatrix_x4(f.r, smem_addr(s + tile_offset<kBK>(row0 + (l & 15), (k0 >> 3) + (l >> 4))));
     return f;
   }
   // Matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
@@ -100,7 +83,7 @@ struct MmaSync {
   static FT_DEVICE FragB load_b(const ft_u16* s, int n0, int k0) {
     const int l = lane_id();
     FragB f;
-    ldmatrix_x4(f.r, s + tile_offset<kBK>(n0 + (l & 7) + ((l >> 4) << 3), (k0 >> 3) + ((l >> 3) & 1)));
+    ldmatrix_x4(f.r, smem_addr(s + tile_offset<kBK>(n0 + (l & 7) + ((l >> 4) << 3), (k0 >> 3) + ((l >> 3) & 1))));
     return f;
   }
   template <typename T>
