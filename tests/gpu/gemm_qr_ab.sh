@@ -16,19 +16,8 @@
 set -uo pipefail
 out="${1:?usage: gemm_qr_ab.sh OUT_DIR [LAYERS]}"
 layers="${2:-36}"
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-pack="$here/.devbuild"
-work=/tmp/ft-e2e
-mkdir -p "$work" "$out"
-tar -C "$work" -xJf "$pack/bin.tar.xz"
-bin="$work/bin"
-tok="$work/tok"
-mkdir -p "$tok"
-cp "$pack/tok/tokenizer_config.json" "$tok/"
-xz -dc "$pack/tok/tokenizer.json.xz" > "$tok/tokenizer.json"
+source "$(dirname "$0")/devbuild.sh"
 export FT_CACHE_DIR="$work/cache"
-status=0
-step() { echo; echo "== $*"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 model="$work/q4_k_m_${layers}.gguf"

@@ -57,21 +57,8 @@ set -uo pipefail
 phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
 out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-pack="$here/.devbuild"
-work=/tmp/ft-e2e
-mkdir -p "$work" "$out"
-export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64"
-export PYTHONUNBUFFERED=1
-tar -C "$work" -xJf "$pack/bin.tar.xz"
-bin="$work/bin"
-tok="$work/tok"
-mkdir -p "$tok"
-cp "$pack/tok/tokenizer_config.json" "$tok/"
-xz -dc "$pack/tok/tokenizer.json.xz" > "$tok/tokenizer.json"
+source "$(dirname "$0")/devbuild.sh"
 model="$work/qwen3-8b"
-status=0
-step() { echo; echo "== $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 # The model and HF's reference files (unless there; no HF speed run).
