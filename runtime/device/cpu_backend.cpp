@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "runtime/base/env.h"
 #include "runtime/device/backend.h"
 
 namespace ft {
@@ -92,7 +93,7 @@ class CpuBackend final : public Backend {
 
 Result<std::unique_ptr<Backend>> open_cpu_backend(int threads) {
   if (threads <= 0) {
-    if (const char* env = std::getenv("FT_CPU_THREADS")) threads = std::atoi(env);
+    threads = env_int("FT_CPU_THREADS");
     if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   }
   omp_set_num_threads(threads > 0 ? threads : 1);

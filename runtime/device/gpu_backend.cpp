@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "runtime/base/env.h"
 #include "runtime/device/backend.h"
 #include "runtime/device/kfd_topology.h"
 
@@ -131,12 +132,10 @@ class GpuBackend final : public Backend {
   Status start() {
     make_current();
     // Programmatic dependent launch on sm_90 and later (FT_PDL=0 turns it off).
-    const char* env = std::getenv("FT_PDL");
     int sm = 0;
     if (kind_ == DeviceKind::kCuda && api_.cu_launch_kernel_ex && std::sscanf(info_.arch.c_str(), "sm_%d", &sm) == 1)
-      pdl_ = sm >= 90 && !(env && std::string(env) == "0");
-    const char* pin = std::getenv("FT_PINNED_HOST");
-    pinned_ = api_.host_alloc && api_.host_free && !(pin && std::string(pin) == "0");
+      pdl_ = sm >= 90 && !env_off("FT_PDL");
+    pinned_ = api_.host_alloc && api_.host_free && !env_off("FT_PINNED_HOST");
     return check(api_.stream_create(&stream_, api_.stream_non_blocking), "stream create");
   }
 

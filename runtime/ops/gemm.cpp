@@ -131,10 +131,7 @@ int gemm_qr_splits(long long tiles, int steps, int resident) {
 // and the 32-row tile above. FT_GEMM_QR=0 keeps gemm_q everywhere and
 // FT_GEMM_QR_X=16 or 32 sets the tile, for tuning.
 int gemm_qr_x_rows(const TargetFacts& facts, GgmlType type, int m) {
-  static const bool off = [] {
-    const char* env = std::getenv("FT_GEMM_QR");
-    return env && std::string_view(env) == "0";
-  }();
+  static const bool off = env_off("FT_GEMM_QR");
   static const int forced_x = [] {
     const int v = env_int("FT_GEMM_QR_X");
     return v == 16 || v == 32 ? v : 0;
