@@ -667,11 +667,8 @@ class ExecutorImpl final : public Executor {
       size_t count = 1;
       for (uint64_t d : w->shape) count *= d;
       const size_t at = values.size();
-      if (!b_.holds_data()) {  // planning: the size only
-        values.resize(at + count);
-        continue;
-      }
       values.resize(at + count);
+      if (!b_.holds_data()) continue;  // planning: the size only
       if (w->type == GgmlType::kF32) std::memcpy(values.data() + at, w->data.data(), count * 4);
       else FT_RETURN_IF_ERROR(dequantize_row(w->type, w->data, values.data() + at, count));
     }
