@@ -674,17 +674,97 @@ constexpr int kGemmQrStep = 256;  // K per step
 
 // QrRows<type>: fetch(w, blocks, block, t) loads what lane t needs of one W
 // row for one step, the step starting at the tensor's block `block`
-// (qr_block); unpack(raw, sub, y) gives the lane's elements 8t..8t+7 of the
-// step's sub-block `sub` (a constant after unrolling), as floats.
+// (qr_block); scales(raw) converts the step's block scales once, and
+// unpack<T>(raw, scales, sub, w) gives the lane's elements 8t..8t+7 of the
+// step's sub-block `sub` (a constant after unrolling) as four T pairs.
 template <int kType> struct QrRows;
 
-// y[4i + b] = d * (byte b of v[i], less `offset`) - m: the 8 elements of two
-// words of small unsigned integers, scaled.
-FT_DEVICE void qr_scale_bytes(const ft_u32 (&v)[2], float d, float m, float offset, float (&y)[8]) {
+// W's A-fragment words: w[j] holds elements 2j, 2j + 1 of the lane's 8 as a
+// T pair, element 4i + b being d * (byte b of v[i], less `offset`) - m.
+// Bytes of at most kMaxByte become T pairs by one byte permute each: a byte
+// n under the magic byte M (bf16 0x43nn = 128 + n for n < 128; f16 0x64nn =
+// 1024 + n for n < 1024) is a float with n in its mantissa, so one packed
+// fma takes the magic and the offset off exactly (small integers q). On bf16
+// the scale d and the min m each go in as two pairs, hi + lo (hi = d rounded
+// to bf16, lo = the rest rounded: d to about 16 bits), so a bf16 scale costs
+// no precision: without a min, q * d_lo then q * d_hi + that round once, as
+// the f32 path does; with one, (q * d_hi - m_hi) + (q * d_lo - m_lo) rounds
+// twice. f16 holds d and m within 2^-12, below its own rounding of w: one
+// pair each, one rounding. Q8_0's bytes (to 255) do not fit bf16's magic:
+// they take the f32 path, as do all bytes on any other T.
+template <typename T> struct QrPairs {
+  static constexpr bool kPacked = false;
+};
+template <> struct QrPairs<bf16> {
+  static constexpr bool kPacked = true;
+  static constexpr ft_u32 kMagicBytes = 0x43434343u;
+  static constexpr float kMagic = 128.0f;
+  static constexpr int kMaxByte = 127;
+  static constexpr bool kSplit = true;  // d and m as hi + lo
+  static FT_DEVICE ft_u32 fma2(ft_u32 a, ft_u32 b, ft_u32 c) {
+    ft_u32 r;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+};
+template <> struct QrPairs<f16> {
+  static constexpr bool kPacked = true;
+  static constexpr ft_u32 kMagicBytes = 0x64646464u;
+  static constexpr float kMagic = 1024.0f;
+  static constexpr int kMaxByte = 255;  // the byte's 8 bits of the 10-bit mantissa
+  static constexpr bool kSplit = false;  // d and m rounded to f16: within 2^-12
+  static FT_DEVICE ft_u32 fma2(ft_u32 a, ft_u32 b, ft_u32 c) {
+    ft_u32 r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+};
+FT_DEVICE ft_u32 byte_perm(ft_u32 a, ft_u32 b, ft_u32 selector) {
+  ft_u32 r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(selector));
+  return r;
+}
+// s as T pairs hi = (s, s) rounded and lo = (s - hi, s - hi) rounded.
+template <typename T> FT_DEVICE void qr_split_pair(float s, ft_u32* hi, ft_u32* lo) {
+  *hi = pack_pair<T>(s, s);
+  const float rest = s - to_float(T{static_cast<ft_u16>(*hi & 0xFFFFu)});
+  *lo = pack_pair<T>(rest, rest);
+}
+template <typename T, int kMaxByte, bool kMin>
+FT_DEVICE void qr_pack_bytes(const ft_u32 (&v)[2], float d, float m, float offset, ft_u32 (&w)[4]) {
+  using P = QrPairs<T>;
+  if constexpr (P::kPacked && kMaxByte <= P::kMaxByte) {
+    const ft_u32 one = pack_pair<T>(1.0f, 1.0f), less = pack_pair<T>(-(P::kMagic + offset), -(P::kMagic + offset));
+    ft_u32 d_hi, d_lo, m_hi = 0u, m_lo = 0u;  // 0u: +0.0 in both halves
+    if constexpr (P::kSplit) {
+      qr_split_pair<T>(d, &d_hi, &d_lo);
+      if constexpr (kMin) qr_split_pair<T>(-m, &m_hi, &m_lo);
+    } else {
+      d_hi = pack_pair<T>(d, d);
+      m_hi = pack_pair<T>(-m, -m);
+    }
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int b = 0; b < 4; ++b) y[4 * i + b] = d * small_uint_float((v[i] >> (8 * b)) & 0xFFu, offset) - m;
+      for (int h = 0; h < 2; ++h) {
+        // Bytes 2h, 2h + 1 of v[i] under the magic byte: 0x4140 or 0x4342.
+        const ft_u32 q = P::fma2(byte_perm(v[i], P::kMagicBytes, h ? 0x4342u : 0x4140u), one, less);
+        if constexpr (!P::kSplit) {
+          w[2 * i + h] = P::fma2(q, d_hi, m_hi);
+        } else {
+          const ft_u32 small = P::fma2(q, d_lo, m_lo);
+          w[2 * i + h] = kMin ? P::fma2(P::fma2(q, d_hi, m_hi), one, small) : P::fma2(q, d_hi, small);
+        }
+      }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const ft_u32 b0 = (v[i] >> (16 * h)) & 0xFFu, b1 = (v[i] >> (16 * h + 8)) & 0xFFu;
+        w[2 * i + h] = pack_pair<T>(d * small_uint_float(b0, offset) - m, d * small_uint_float(b1, offset) - m);
+      }
+  }
 }
 // Q4_K and Q5_K: bytes 8t..8t+7 of each of the four 32-byte runs of nibbles
 // at byte `qs` of block b (run j holds sub-blocks 2j and 2j + 1), and
@@ -697,14 +777,25 @@ FT_DEVICE void qr_k_runs(const ft_u8* b, int qs, int t, ft_u32 (&q)[8]) {
     q[2 * j + 1] = v.v[1];
   }
 }
-FT_DEVICE void qr_k_scale_min(const Vec<ft_u32, 16>& head, int sub, float* d, float* m) {
+FT_DEVICE ByteRun<16> qr_k_head(const Vec<ft_u32, 16>& head) {
   ByteRun<16> h;
 #pragma unroll
   for (int i = 0; i < 4; ++i) h.w[i] = head.v[i];
+  return h;
+}
+// A K-quant block's d and dmin as floats, once a step.
+struct QrKScales {
+  float d, dmin;
+};
+FT_DEVICE QrKScales qr_k_scales(const Vec<ft_u32, 16>& head) {
+  const ByteRun<16> h = qr_k_head(head);
+  return {k_d(h), k_dmin(h)};
+}
+FT_DEVICE void qr_k_scale_min(const Vec<ft_u32, 16>& head, const QrKScales& s, int sub, float* d, float* m) {
   float sc, mn;
-  k_scale_min(h, sub, &sc, &mn);
-  *d = k_d(h) * sc;
-  *m = k_dmin(h) * mn;
+  k_scale_min(qr_k_head(head), sub, &sc, &mn);
+  *d = s.d * sc;
+  *m = s.dmin * mn;
 }
 // A K-quant's 4-bit part of sub-block `sub` in the lane's two words.
 FT_DEVICE ft_u32 qr_k_nibbles(const ft_u32 (&q)[8], int sub, int i) {
@@ -723,11 +814,14 @@ template <> struct QrRows<12> {  // Q4_K: head (d, dmin, scales), then the runs 
     qr_k_runs(b, 16, t, r.q);
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+  using Scales = QrKScales;
+  static FT_DEVICE Scales scales(const Raw& r) { return qr_k_scales(r.head); }
+  template <typename T>
+  static FT_DEVICE void unpack(const Raw& r, const Scales& s, int sub, ft_u32 (&w)[4]) {
     float d, m;
-    qr_k_scale_min(r.head, sub, &d, &m);
+    qr_k_scale_min(r.head, s, sub, &d, &m);
     const ft_u32 v[2] = {qr_k_nibbles(r.q, sub, 0), qr_k_nibbles(r.q, sub, 1)};
-    qr_scale_bytes(v, d, m, 0.0f, y);
+    qr_pack_bytes<T, 15, true>(v, d, m, 0.0f, w);
   }
 };
 template <> struct QrRows<13> {  // Q5_K: as Q4_K, the fifth bits from qh bytes 8t..8t+7 (bit `sub`)
@@ -745,13 +839,16 @@ template <> struct QrRows<13> {  // Q5_K: as Q4_K, the fifth bits from qh bytes 
     qr_k_runs(b, 48, t, r.q);
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+  using Scales = QrKScales;
+  static FT_DEVICE Scales scales(const Raw& r) { return qr_k_scales(r.head); }
+  template <typename T>
+  static FT_DEVICE void unpack(const Raw& r, const Scales& s, int sub, ft_u32 (&w)[4]) {
     float d, m;
-    qr_k_scale_min(r.head, sub, &d, &m);
+    qr_k_scale_min(r.head, s, sub, &d, &m);
     ft_u32 v[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i) v[i] = qr_k_nibbles(r.q, sub, i) | (((r.qh[i] >> sub) & 0x01010101u) << 4);
-    qr_scale_bytes(v, d, m, 0.0f, y);
+    qr_pack_bytes<T, 31, true>(v, d, m, 0.0f, w);
   }
 };
 // Q6_K, device layout (ql [B][8][16], qh [B][8][8], scales [B][16], d [B]):
@@ -777,17 +874,21 @@ template <> struct QrRows<14> {
     r.d = *reinterpret_cast<const ft_u16*>(w + 208 * blocks + 2 * block);
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+  struct Scales {
+    float d;
+  };
+  static FT_DEVICE Scales scales(const Raw& r) { return {to_float(f16{static_cast<ft_u16>(r.d)})}; }
+  template <typename T>
+  static FT_DEVICE void unpack(const Raw& r, const Scales& s, int sub, ft_u32 (&w)[4]) {
     const int h = sub >> 2, i = sub & 3;
-    const float ds = to_float(f16{static_cast<ft_u16>(r.d)}) *
-                     static_cast<float>(static_cast<signed char>((r.sc[h] >> (8 * i)) & 0xFFu));
+    const float ds = s.d * static_cast<float>(static_cast<signed char>((r.sc[h] >> (8 * i)) & 0xFFu));
     ft_u32 v[2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const ft_u32 lo = (r.ql[h].v[2 * (i & 1) + j] >> (4 * (i >> 1))) & 0x0F0F0F0Fu;
       v[j] = lo | (((r.qh[h].v[j] >> (2 * i)) & 0x03030303u) << 4);
     }
-    qr_scale_bytes(v, ds, 0.0f, 32.0f, y);
+    qr_pack_bytes<T, 63, false>(v, ds, 0.0f, 32.0f, w);
   }
 };
 template <> struct QrRows<8> {  // Q8_0, device layout (qs [B][32], d [B]): 8 blocks per step
@@ -806,9 +907,12 @@ template <> struct QrRows<8> {  // Q8_0, device layout (qs [B][32], d [B]): 8 bl
     }
     return r;
   }
-  static FT_DEVICE void unpack(const Raw& r, int sub, float (&y)[8]) {
+  struct Scales {};  // one d per sub-block, taken there
+  static FT_DEVICE Scales scales(const Raw&) { return {}; }
+  template <typename T>
+  static FT_DEVICE void unpack(const Raw& r, const Scales&, int sub, ft_u32 (&w)[4]) {
     const ft_u32 biased[2] = {r.q[sub][0] ^ 0x80808080u, r.q[sub][1] ^ 0x80808080u};  // each int8 + 128
-    qr_scale_bytes(biased, to_float(f16{r.d[sub]}), 0.0f, 128.0f, y);
+    qr_pack_bytes<T, 255, false>(biased, to_float(f16{r.d[sub]}), 0.0f, 128.0f, w);
   }
 };
 // The first block of a step: K-quants hold 256 elements a block, Q8_0 32.
@@ -885,22 +989,23 @@ FT_DEVICE void gemm_qr(const GemmQArgs<T>& a) {
       // sub-block: chunk 4 sub + t, XOR 4 in odd rows (qr_x_offset), so
       // even sub-blocks start at xs[0] + 32 sub and odd ones at xs[1] + 32 sub.
       const ft_u16* xs[2] = {sx[buf] + qr_x_offset(g, t), sx[buf] + qr_x_offset(g, 4 + t) - 32};
+      const typename R::Scales sc[2] = {R::scales(cur[0]), R::scales(cur[1])};
 #pragma unroll
       for (int sub = 0; sub < kGemmQrStep / 32; ++sub) {
         Vec<ft_u32, 16> xv[kXTiles];
 #pragma unroll
         for (int j = 0; j < kXTiles; ++j)
           xv[j] = load_vec<ft_u32, 16>(reinterpret_cast<const ft_u32*>(xs[sub & 1] + 8 * j * kGemmQrStep + 32 * sub));
-        float y0[8], y1[8];
-        R::unpack(cur[0], sub, y0);
-        R::unpack(cur[1], sub, y1);
+        ft_u32 w0[4], w1[4];  // rows g and g + 8, element pairs 0-1, 2-3, 4-5, 6-7
+        R::template unpack<T>(cur[0], sc[0], sub, w0);
+        R::template unpack<T>(cur[1], sc[1], sub, w1);
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
           MmaSync::FragA fa;
-          fa.r[0] = pack_pair<T>(y0[4 * c], y0[4 * c + 1]);
-          fa.r[1] = pack_pair<T>(y1[4 * c], y1[4 * c + 1]);
-          fa.r[2] = pack_pair<T>(y0[4 * c + 2], y0[4 * c + 3]);
-          fa.r[3] = pack_pair<T>(y1[4 * c + 2], y1[4 * c + 3]);
+          fa.r[0] = w0[2 * c];
+          fa.r[1] = w1[2 * c];
+          fa.r[2] = w0[2 * c + 1];
+          fa.r[3] = w1[2 * c + 1];
 #pragma unroll
           for (int j = 0; j < kXTiles / 2; ++j) {
             MmaSync::FragB fb;

@@ -180,7 +180,7 @@ TEST_P(GemmTarget, FewRowQuantizedKernelsDecodeWithWideLoadsOnTheMatrixCore) {
 
 // NVIDIA's register-fragment kernel: every type and x tile compiles without
 // spills, with x's three step buffers its only LDS and one barrier a step,
-// decodes W with wide loads and multiplies on mma.sync; AMD targets do not
+// decodes W with wide loads into packed pairs and multiplies on mma.sync; AMD targets do not
 // have it (gemm_q serves them).
 TEST_P(GemmTarget, RegisterFragmentQuantizedKernelsOnNvidiaOnly) {
   auto target = parse_target_id(GetParam());
@@ -204,6 +204,13 @@ TEST_P(GemmTarget, RegisterFragmentQuantizedKernelsOnNvidiaOnly) {
       EXPECT_NE(isa.find(expected_instruction(MatrixCore::kMmaSync)), std::string::npos) << spec.name;
       EXPECT_EQ(isa.find("ld.global.u8"), std::string::npos) << spec.name << " on " << facts.name;
       EXPECT_NE(isa.find("cp.async"), std::string::npos) << spec.name << " on " << facts.name;
+      // K-quant elements become T pairs by a byte permute and packed fmas
+      // (Q8_0's bytes, to 255, exceed bf16's magic: the f32 path).
+      if (w != GgmlType::kQ8_0) {
+        EXPECT_NE(isa.find("prmt.b32"), std::string::npos) << spec.name << " on " << facts.name;
+        EXPECT_NE(isa.find(w == GgmlType::kQ5_K ? "fma.rn.f16x2" : "fma.rn.bf16x2"), std::string::npos)
+            << spec.name << " on " << facts.name;
+      }
     }
   }
 }
