@@ -5,7 +5,7 @@
 # Needs .devbuild/ from tests/gpu/pack.sh (binaries, tokenizer, node + the
 # openai client). Writes its log and results under OUT_DIR.
 #
-# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]
+# Usage: tests/gpu/run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|start|all OUT_DIR [LAYERS]
 #   bf16: tiny-model graph check against the CPU; HF teacher-forced logits
 #         and greedy tokens against ft (dump and ft-serve); the openai client
 #         against ft-serve (chat, stream, 32 concurrent); cold and warm start;
@@ -42,6 +42,8 @@
 #         no HF model): tiny Q4_K_M and bf16 models on the GPU against the
 #         CPU, op_check device, ft-serve answering a chat, a stream and a
 #         structured output.
+#   start: ft-serve's start, cold and warm, on the Qwen3-8B-shaped model
+#         synthesized into Q4_K_M (no HF model).
 #   skip: what each per-layer op costs a Q4_K_M batch-1 decode step at most:
 #         e2e_bench --skip-ops OP for each op, beside the full step.
 #   trace: where bf16 loses precision (use few LAYERS, e.g. 2): the first
@@ -54,8 +56,8 @@
 #         pack.sh packed one, and with this build on every .devbuild/ksrc_NAME
 #         folder of kernel sources) and every kernel's time in its step (ncu).
 set -uo pipefail
-phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
-out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|all OUT_DIR [LAYERS]}"
+phase="${1:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|start|all OUT_DIR [LAYERS]}"
+out="${2:?usage: run_e2e.sh bf16|gguf|perf|quant|ab|batch|targets|trace|skip|smoke|start|all OUT_DIR [LAYERS]}"
 layers="${3:-36}"
 source "$(dirname "$0")/devbuild.sh"
 model="$work/qwen3-8b"
@@ -137,6 +139,20 @@ print("ft-serve did not become ready:")
 print("".join(open(log).readlines()[-15:]))
 sys.exit(1)
 PY
+}
+
+# ft-serve on MODEL with an empty kernel cache, then a warm one: the seconds to
+# ready and the startup report of each. The warm server stays up as $pid
+# (port 8111).
+serve_starts() {
+  rm -rf "$FT_CACHE_DIR"
+  for start in cold warm; do
+    "$bin/ft-serve" --model "$1" --device cuda:0 --port 8111 --max-batch 32 > "$work/serve_$start.log" 2>&1 &
+    pid=$!
+    echo -n "$start: "; wait_ready $pid 8111 "$work/serve_$start.log" || { status=1; break; }
+    grep -E "kernels ready|decode graphs|KV cache|weights" "$work/serve_$start.log" | sed 's/^\[[^]]*\] \[info\] /  /'
+    [ "$start" = cold ] && { kill $pid; wait $pid 2>/dev/null; }
+  done
 }
 
 # A tiny synthetic Q4_K_M model on the GPU against the CPU, three sequences
@@ -226,14 +242,7 @@ if [ "$phase" = bf16 ] || [ "$phase" = all ]; then
   compare_with_hf
 
   step "ft-serve: cold start (empty kernel cache), then warm"
-  rm -rf "$FT_CACHE_DIR"
-  for start in cold warm; do
-    "$bin/ft-serve" --model "$model" --device cuda:0 --port 8111 --max-batch 32 > "$work/serve_$start.log" 2>&1 &
-    pid=$!
-    echo -n "$start: "; wait_ready $pid 8111 "$work/serve_$start.log" || { status=1; break; }
-    grep -E "kernels ready|decode graphs|KV cache|weights" "$work/serve_$start.log" | sed 's/^\[[^]]*\] \[info\] /  /'
-    [ "$start" = cold ] && { kill $pid; wait $pid 2>/dev/null; }
-  done
+  serve_starts "$model"
   python3 "$here/tests/gpu/hf_compare.py" greedy --url http://127.0.0.1:8111 --ref "$model" || status=1
   xz -dc "$pack/node.xz" > "$work/node" && chmod +x "$work/node"
   "$work/node" "$pack/openai_check.bundle.mjs" http://127.0.0.1:8111 32 || status=1
@@ -424,6 +433,19 @@ if [ "$phase" = gguf ] || [ "$phase" = all ]; then
     python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$work/cpu_$q.f32" \
       --rows 32 --max 1 --label "$q CPU vs HF f32"
   done
+fi
+if [ "$phase" = start ]; then
+  # ft-serve's start on the Qwen3-8B-shaped model synthesized into Q4_K_M
+  # (LAYERS layers): cold, then warm.
+  export FT_CACHE_DIR="$work/cache"
+  q4="$work/q4_k_m_synth_${layers}.gguf"
+  step "synthesize a ${layers}-layer Qwen3-8B-shaped Q4_K_M model"
+  [ -f "$q4" ] || "$bin/ft-model" synth --arch qwen3 --layers "$layers" --hidden 4096 --intermediate 12288 --heads 32 \
+    --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
+    --tokenizer-config "$tok/tokenizer_config.json" -o "$q4" || status=1
+  step "ft-serve on it: cold start (empty kernel cache), then warm"
+  serve_starts "$q4"
+  kill $pid; wait $pid 2>/dev/null
 fi
 if [ "$phase" = smoke ]; then
   # The quick check after a host-side change (under a minute on an H100, no HF
