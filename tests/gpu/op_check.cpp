@@ -68,7 +68,7 @@ int run(int argc, char** argv) {
     const double tol = c.tolerance > 0 ? c.tolerance : default_tolerance(c.dtype);
     bool ok = c.error.empty() && c.err >= 0 && c.err < tol;
     failed += !ok;
-    std::printf("%-22s %-5s %-22s %12.3e %10.0e  %s%s\n", c.op.c_str(), std::string(dtype_name(c.dtype)).c_str(),
+    std::printf("%-22s %-5s %-22s %12.3e %10.1e  %s%s\n", c.op.c_str(), std::string(dtype_name(c.dtype)).c_str(),
                 c.shape.c_str(), c.err, tol, ok ? "ok" : "FAIL ", c.error.c_str());
   }
   std::printf("%zu passed, %d failed\n", cases.size() - failed, failed);
