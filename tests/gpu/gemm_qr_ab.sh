@@ -22,10 +22,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 model="$work/q4_k_m_${layers}.gguf"
 if [ ! -f "$model" ]; then
-  "$bin/ft-model" synth --arch qwen3 --layers "$layers" --hidden 4096 --intermediate 12288 --heads 32 \
-    --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
-    --tokenizer-config "$tok/tokenizer_config.json" -o "$model.part" > "$work/synth.log" 2>&1 \
-    && mv "$model.part" "$model" &
+  synth_8b_q4 "$layers" "$model" "$work/synth.log" &
   synth=$!
 else
   true &

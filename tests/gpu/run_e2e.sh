@@ -95,10 +95,7 @@ timing_model() {
     true &
   else
     step "ft-model synth: the Qwen3-8B shapes ($layers layers) straight into Q4_K_M, random weights"
-    "$bin/ft-model" synth --arch qwen3 --layers "$layers" --hidden 4096 --intermediate 12288 --heads 32 \
-      --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
-      --tokenizer-config "$tok/tokenizer_config.json" -o "$work/q4_k_m.gguf.part" > "$work/convert.log" 2>&1 \
-      && mv "$work/q4_k_m.gguf.part" "$work/q4_k_m.gguf" &
+    synth_8b_q4 "$layers" "$work/q4_k_m.gguf" "$work/convert.log" &
   fi
   convert=$!
 }
@@ -435,16 +432,13 @@ if [ "$phase" = gguf ] || [ "$phase" = all ]; then
   done
 fi
 if [ "$phase" = start ]; then
-  # ft-serve's start on the Qwen3-8B-shaped model synthesized into Q4_K_M
-  # (LAYERS layers): cold, then warm.
+  # ft-serve's start on the Qwen3-8B-shaped Q4_K_M model (LAYERS layers;
+  # synthesized, as ab's AB_MODEL=synth, unless one is there): cold, then warm.
   export FT_CACHE_DIR="$work/cache"
-  q4="$work/q4_k_m_synth_${layers}.gguf"
-  step "synthesize a ${layers}-layer Qwen3-8B-shaped Q4_K_M model"
-  [ -f "$q4" ] || "$bin/ft-model" synth --arch qwen3 --layers "$layers" --hidden 4096 --intermediate 12288 --heads 32 \
-    --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
-    --tokenizer-config "$tok/tokenizer_config.json" -o "$q4" || status=1
+  AB_MODEL=synth timing_model
+  wait $convert || { cat "$work/convert.log"; status=1; }
   step "ft-serve on it: cold start (empty kernel cache), then warm"
-  serve_starts "$q4"
+  serve_starts "$work/q4_k_m.gguf"
   kill $pid; wait $pid 2>/dev/null
 fi
 if [ "$phase" = smoke ]; then
