@@ -703,7 +703,7 @@ template <> struct QrPairs<bf16> {
   static constexpr bool kSplit = true;  // d and m as hi + lo
   static FT_DEVICE ft_u32 fma2(ft_u32 a, ft_u32 b, ft_u32 c) {
     ft_u32 r;
-    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
     return r;
   }
 };
@@ -715,13 +715,13 @@ template <> struct QrPairs<f16> {
   static constexpr bool kSplit = false;  // d and m rounded to f16: within 2^-12
   static FT_DEVICE ft_u32 fma2(ft_u32 a, ft_u32 b, ft_u32 c) {
     ft_u32 r;
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
     return r;
   }
 };
 FT_DEVICE ft_u32 byte_perm(ft_u32 a, ft_u32 b, ft_u32 selector) {
   ft_u32 r;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(selector));
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(selector));  // FT_NVIDIA only
   return r;
 }
 // s as T pairs hi = (s, s) rounded and lo = (s - hi, s - hi) rounded.
