@@ -436,11 +436,13 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
   float acc[kM][kRows] = {};
   // Unrolled 4 deep for loads in flight; on AMD 2 with the gate (its gate
   // and up loads and exp per element would take gfx1150 below 8 waves per
-  // SIMD; NVIDIA has the registers).
+  // SIMD), 1 for the gated m = 8 kernel (gfx12 spilled 50 VGPRs at 2).
+  // NVIDIA has the registers for 4 up to 8 x vectors a step; the gated
+  // m = 8 kernel's 16 spilled on sm_90 at 4 deep, so it takes 2.
 #if defined(FT_AMD)
-  constexpr int kUnroll = XIn::kRowScale == 1 ? 4 : 2;
+  constexpr int kUnroll = XIn::kRowScale == 1 ? 4 : kM > 4 ? 1 : 2;
 #else
-  constexpr int kUnroll = 4;
+  constexpr int kUnroll = kM * XIn::kRowScale > 8 ? 2 : 4;
 #endif
 #pragma unroll kUnroll
   for (int s = wave_id(); s < kSteps; s += kWaves) {

@@ -5,8 +5,8 @@
 // gfx1150, gfx1100, gfx942 and sm_90 by jit_test's FtJitWarm; compiling all
 // of it for all 13 targets would take tens of minutes on a 2-core CI machine,
 // so this test compiles the register-heaviest instantiations (m = 8 of every
-// weight type, the quantized kernels at m = 1 and a partial last step) for
-// every target.
+// weight type and the gated dense one, the quantized kernels at m = 1 and a
+// partial last step) for every target.
 #include <atomic>
 #include <cstdio>
 #include <regex>
@@ -64,6 +64,9 @@ std::vector<KernelSpec> representative_specs(const TargetFacts& t) {
   for (GgmlType w : {GgmlType::kBF16, GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K,
                      GgmlType::kQ5_K, GgmlType::kQ6_K})
     specs.push_back(gemv_spec(t, DType::kBF16, w, 4096, 8));
+  // The dense down projection with SiLU(gate) * up in its x load: two x
+  // vectors per row and step (bf16 decode at batch 5 to 8).
+  specs.push_back(gemv_spec(t, DType::kBF16, GgmlType::kBF16, 12288, 8, GatedAct::kSilu));
   specs.push_back(gemv_spec(t, DType::kF32, GgmlType::kF32, 1000, 4));
   specs.push_back(gemv_spec(t, DType::kF16, GgmlType::kQ4_K, 3584, 1));
   specs.push_back(gemv_spec(t, DType::kBF16, GgmlType::kQ6_K, 3584, 2));
@@ -102,6 +105,7 @@ TEST(GemvCompile, RepresentativeKernelsCompileForEveryTargetWithoutSpills) {
         if (!r.ok()) failures[j] = r.status().to_string();
         else if (r->resources.has_spills() || r->resources.scratch_bytes > 0)
           failures[j] = "spills or scratch: " + std::to_string(r->resources.vgpr_spills) + " vgpr, " +
+                        std::to_string(r->resources.sgpr_spills) + " sgpr, " +
                         std::to_string(r->resources.spill_store_bytes) + " bytes, scratch " +
                         std::to_string(r->resources.scratch_bytes);
       }
