@@ -92,7 +92,8 @@ FT_DEVICE void attn_store_out4(T* out, ft_u8* q8, int n_seqs, int n_heads, long 
   }
   if (active) store_vec<T, 4 * sizeof(T)>(out + head * kHeadDim + d, ov);
   if (q8) {
-    const int seq = static_cast<int>(head / n_heads), h = static_cast<int>(head % n_heads);
+    const int hd = static_cast<int>(head);  // n_seqs * n_heads fits an int: a 32-bit division
+    const int seq = hd / n_heads, h = hd % n_heads;
     quantize_q8_part<4>(v, active, q8, n_seqs, n_heads * kHeadDim, seq, h * kHeadDim + d);
   }
 }
@@ -109,25 +110,78 @@ FT_DEVICE int decode_span(int ctx, int parts, int min_span, int block_size) {
   return (span + block_size - 1) / block_size * block_size;
 }
 
-// Elements d..d+3 of one head's output merged from its first n_parts
-// partitions' partials (those of the head start at p0 = head * max_parts).
-template <int kHeadDim>
-FT_DEVICE void decode_merge4(const float* part_out, const float* part_ml, long long p0, int n_parts, int d,
-                             float (&o)[4]) {
-  float m = kAttnMinus;
-  for (int p = 0; p < n_parts; ++p) m = attn_max(m, part_ml[2 * (p0 + p)]);
-  float l = 0.0f;
-#pragma unroll
-  for (int e = 0; e < 4; ++e) o[e] = 0.0f;
-  for (int p = 0; p < n_parts; ++p) {
-    const float w = fast_exp2(part_ml[2 * (p0 + p)] - m);
-    l += w * part_ml[2 * (p0 + p) + 1];
-    const Vec<float, 16> v = load_vec<float, 16>(part_out + (p0 + p) * kHeadDim + d);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o[e] += w * v.v[e];
+// The merge of one (sequence, KV head)'s n_parts partials into `out`, by the
+// block that finished last, with every load it can issue in flight: a wave
+// per head finds the heads' maxima and weighted sums (lanes over the
+// partitions), then each thread sums kMergeLoads partitions at a time for 4
+// output elements and one slice of the partitions, and the slices meet in
+// LDS. (Partition after partition, four loads deep, a merge of 64 partials
+// took 32 round trips to L2 in a row.) smem holds kSmemFloats floats.
+template <typename T, int kHeadDim, int kGroup, int kThreads, int kSmemFloats>
+FT_DEVICE void decode_merge(const DecodeArgs<T>& a, long long head0, int n_parts, float (&smem)[kSmemFloats],
+                            float (&s_max)[kGroup], float (&s_sum)[kGroup]) {
+  constexpr int kWaves = kThreads / FT_WAVE_SIZE;
+  constexpr int kOut4 = kGroup * kHeadDim / 4;
+  constexpr int kSlices = attn_cmax(1, attn_min(kThreads / kOut4, kSmemFloats / (4 * kOut4)));
+  constexpr int kMergeLoads = 8;
+  const int tid = thread_x(), lane = lane_id(), wave = wave_id();
+  for (int g = wave; g < kGroup; g += kWaves) {
+    const float* ml = a.part_ml + 2 * (head0 + g) * a.max_parts;
+    float m = kAttnMinus;
+    for (int p = lane; p < n_parts; p += FT_WAVE_SIZE) m = attn_max(m, ml[2 * p]);
+    m = attn_group_max<FT_WAVE_SIZE>(m);
+    float l = 0.0f;
+    for (int p = lane; p < n_parts; p += FT_WAVE_SIZE) l += fast_exp2(ml[2 * p] - m) * ml[2 * p + 1];
+    l = attn_group_sum<FT_WAVE_SIZE>(l);
+    if (lane == 0) {
+      s_max[g] = m;
+      s_sum[g] = l;
+    }
   }
+  sync_threads();
+  for (int i0 = 0; i0 < kOut4 * kSlices; i0 += kThreads) {
+    const int t = i0 + tid;
+    if (t >= kOut4 * kSlices) break;
+    const int slice = t / kOut4, i = 4 * (t % kOut4), g = i / kHeadDim, d = i % kHeadDim;
+    const float* ml = a.part_ml + 2 * (head0 + g) * a.max_parts;
+    const float* po = a.part_out + (head0 + g) * a.max_parts * kHeadDim + d;
+    const float m = s_max[g];
+    float o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int p0 = slice; p0 < n_parts; p0 += kSlices * kMergeLoads) {
+      float mp[kMergeLoads];
+      Vec<float, 16> v[kMergeLoads];
 #pragma unroll
-  for (int e = 0; e < 4; ++e) o[e] = l > 0.0f ? o[e] / l : 0.0f;
+      for (int u = 0; u < kMergeLoads; ++u) {
+        const int p = attn_min(p0 + u * kSlices, n_parts - 1);  // past the end: loaded, weighted 0
+        mp[u] = ml[2 * p];
+        v[u] = load_vec<float, 16>(po + static_cast<long long>(p) * kHeadDim);
+      }
+#pragma unroll
+      for (int u = 0; u < kMergeLoads; ++u) {
+        const float w = p0 + u * kSlices < n_parts ? fast_exp2(mp[u] - m) : 0.0f;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[e] += w * v[u].v[e];
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) smem[slice * 4 * kOut4 + i + e] = o[e];
+  }
+  sync_threads();
+  for (int i0 = 0; i0 < kOut4; i0 += kThreads) {  // uniform trip count: the q8 store shuffles
+    const bool active = i0 + tid < kOut4;
+    const int i = active ? 4 * (i0 + tid) : 0;
+    const int g = i / kHeadDim, d = i % kHeadDim;
+    const float l = s_sum[g];
+    float o[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int sl = 0; sl < kSlices; ++sl) sum += smem[sl * 4 * kOut4 + i + e];
+      o[e] = l > 0.0f ? sum / l : 0.0f;
+    }
+    attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + g, d, o, active);
+  }
 }
 
 // Grid: x = partition, y = sequence * n_kv_heads + kv head.
@@ -151,8 +205,11 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   // block of more waves keeps the keys of one iteration (64 on wave32 for
   // every group) and spreads them over its lanes, so a short partition
   // takes fewer dependent instructions per wave rather than idling lanes.
+  // Group 3 on 4 waves takes 96 bytes of K: at 128, sm_90's ptxas held it
+  // to 96 registers with spills (its 48 floats of q are the most of any
+  // group at 16 per lane).
   constexpr int kMoreWaves = attn_cmax(kWaves, 4) / 4;
-  constexpr int kQkUnroll = attn_cmax(1, 8 / kQkVecs / kMoreWaves);
+  constexpr int kQkUnroll = kGroup == 3 && kMoreWaves == 1 ? 3 : attn_cmax(1, 8 / kQkVecs / kMoreWaves);
   constexpr int kVUnroll = attn_cmax(1, (kVecElems * kGroup > 32 ? 4 : 8) / kMoreWaves);
   static_assert(kQkElems % kVecElems == 0 && kQkLanes <= FT_WAVE_SIZE, "score lanes must fit a wave");
   static_assert(kVLanes <= FT_WAVE_SIZE, "a V row must fit one wave's 16-byte lanes");
@@ -383,14 +440,7 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   __shared__ int s_last;
   const int n_parts = attn_min((ctx + span - 1) / span, a.max_parts);
   if (!last_block_to_arrive(a.counters + block_y(), n_parts, &s_last)) return;
-  for (int i0 = 0; i0 < kOut4; i0 += kThreads) {  // uniform trip count: the q8 store shuffles
-    const bool active = i0 + tid < kOut4;
-    const int i = active ? 4 * (i0 + tid) : 0;
-    const int g = i / kHeadDim, d = i % kHeadDim;
-    float o[4];
-    decode_merge4<kHeadDim>(a.part_out, a.part_ml, (head0 + g) * a.max_parts, active ? n_parts : 0, d, o);
-    attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + g, d, o, active);
-  }
+  decode_merge<T, kHeadDim, kGroup, kThreads>(a, head0, n_parts, smem, s_max, s_sum);
 }
 
 // ---- prefill / extend ------------------------------------------------------------

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The short A/B for attention kernel work: this build's kernels against each
+# .devbuild/ksrc_NAME folder, in two or three minutes on an H100. Needs
+# .devbuild/ from tests/gpu/pack.sh.
+#   1. attention_bench CASES (default "decode"), ROUNDS rounds (default 2)
+#      alternating this build and the variants;
+#   2. torch SDPA on the same shapes (bench/attention_torch.py), once;
+#   3. op_check attention on this build and each variant (every case against
+#      the CPU reference);
+#   4. the tiny Q4_K_M model at 1 and 12 sequences against the CPU, each.
+# Usage: tests/gpu/attention_ab.sh OUT_DIR
+set -uo pipefail
+out="${1:?usage: attention_ab.sh OUT_DIR}"
+source "$(dirname "$0")/devbuild.sh"
+export FT_CACHE_DIR="$work/cache"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+names=("build")
+envs=("")
+for k in "$pack"/ksrc_*; do
+  [ -d "$k" ] || continue
+  n="$(basename "$k")"
+  names+=("$n")
+  envs+=("FT_KERNEL_SRC_DIR=$k FT_CACHE_DIR=$work/cache_$n")
+done
+
+read -r -a cases <<< "${CASES:-decode}"
+step "attention_bench ${cases[*]}, ${ROUNDS:-2} rounds"
+for r in $(seq "${ROUNDS:-2}"); do
+  for i in "${!names[@]}"; do
+    echo "-- round $r, ${names[$i]}"
+    env ${envs[$i]} "$bin/attention_bench" "${cases[@]}" 2>&1 | grep -v "^\[" || status=1
+  done
+done
+
+step "torch SDPA, the same shapes"
+python3 "$here/bench/attention_torch.py" || status=1
+
+step "op_check attention"
+for i in "${!names[@]}"; do
+  echo -n "${names[$i]}: "
+  env ${envs[$i]} "$bin/op_check" attention > "$out/op_check_attention_${names[$i]}.txt" 2>&1 || status=1
+  grep -E "FAIL|passed" "$out/op_check_attention_${names[$i]}.txt"
+done
+
+step "tiny Q4_K_M model, 1 and 12 sequences, GPU against the CPU"
+"$bin/ft-model" synth --arch qwen3 --layers 8 --hidden 512 --intermediate 1024 --heads 4 --kv-heads 2 \
+  --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
+  --tokenizer-config "$tok/tokenizer_config.json" -o "$work/tiny_q4.gguf" || status=1
+for i in "${!names[@]}"; do
+  for n in 1 12; do
+    echo -n "${names[$i]}, $n: "
+    env ${envs[$i]} "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 "$n" | tail -1 || status=1
+  done
+done
+exit $status
