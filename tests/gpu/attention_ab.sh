@@ -8,6 +8,8 @@
 #   3. op_check attention on this build and each variant (every case against
 #      the CPU reference);
 #   4. the tiny Q4_K_M model at 1 and 12 sequences against the CPU, each.
+# OPS=0 skips 3 and 4 (each variant compiles its own kernels for them: most
+# of the run). VARIANTS picks the ksrc_NAME folders (devbuild.sh).
 # Usage: tests/gpu/attention_ab.sh OUT_DIR
 set -uo pipefail
 out="${1:?usage: attention_ab.sh OUT_DIR}"
@@ -15,14 +17,7 @@ source "$(dirname "$0")/devbuild.sh"
 export FT_CACHE_DIR="$work/cache"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-names=("build")
-envs=("")
-for k in "$pack"/ksrc_*; do
-  [ -d "$k" ] || continue
-  n="$(basename "$k")"
-  names+=("$n")
-  envs+=("FT_KERNEL_SRC_DIR=$k FT_CACHE_DIR=$work/cache_$n")
-done
+load_variants
 
 read -r -a cases <<< "${CASES:-decode}"
 step "attention_bench ${cases[*]}, ${ROUNDS:-2} rounds"
@@ -36,6 +31,7 @@ done
 step "torch SDPA, the same shapes"
 python3 "$here/bench/attention_torch.py" || status=1
 
+[ "${OPS:-1}" = 0 ] && exit $status
 step "op_check attention"
 for i in "${!names[@]}"; do
   echo -n "${names[$i]}: "

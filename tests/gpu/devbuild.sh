@@ -1,6 +1,6 @@
 # Sourced by the GPU-machine scripts (run_e2e.sh, gemm_qr_ab.sh) after they
 # set $out: unpacks .devbuild/ (from tests/gpu/pack.sh) into /tmp/ft-e2e and
-# sets here, pack, work, bin, tok, status and step().
+# sets here, pack, work, bin, tok, status, step() and load_variants().
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 pack="$here/.devbuild"
 work=/tmp/ft-e2e
@@ -22,4 +22,19 @@ synth_8b_q4() {  # LAYERS PATH LOG
   "$bin/ft-model" synth --arch qwen3 --layers "$1" --hidden 4096 --intermediate 12288 --heads 32 \
     --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
     --tokenizer-config "$tok/tokenizer_config.json" -o "$2.part" > "$3" 2>&1 && mv "$2.part" "$2"
+}
+# The A/B scripts' variants: names=(build ksrc_NAME...) and envs=("" and the
+# environment each .devbuild/ksrc_NAME folder of kernel sources runs in), or
+# only the folders that VARIANTS (space-separated ksrc_NAME names) lists.
+load_variants() {
+  names=("build")
+  envs=("")
+  local k n
+  for k in "$pack"/ksrc_*; do
+    [ -d "$k" ] || continue
+    n="$(basename "$k")"
+    if [ -n "${VARIANTS:-}" ] && [[ " $VARIANTS " != *" $n "* ]]; then continue; fi
+    names+=("$n")
+    envs+=("FT_KERNEL_SRC_DIR=$k FT_CACHE_DIR=$work/cache_$n")
+  done
 }

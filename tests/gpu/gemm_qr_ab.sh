@@ -12,6 +12,7 @@
 #      gate_up and down and the Q6_K down), each variant, and this build with
 #      FT_GEMM_QR_X=16 (the 16-row tile at 32 rows);
 #   5. the 32-row Q4_K kernel's SASS into OUT_DIR.
+# VARIANTS picks the ksrc_NAME folders (devbuild.sh).
 # Usage: tests/gpu/gemm_qr_ab.sh OUT_DIR [LAYERS]
 set -uo pipefail
 out="${1:?usage: gemm_qr_ab.sh OUT_DIR [LAYERS]}"
@@ -30,14 +31,7 @@ else
 fi
 
 # Each variant as NAME and the environment it runs in.
-names=("build")
-envs=("")
-for k in "$pack"/ksrc_*; do
-  [ -d "$k" ] || continue
-  n="$(basename "$k")"
-  names+=("$n")
-  envs+=("FT_KERNEL_SRC_DIR=$k FT_CACHE_DIR=$work/cache_$n")
-done
+load_variants
 
 step "op_check gemm: this build"
 "$bin/op_check" gemm > "$out/op_check_gemm.txt" 2>&1 || status=1
