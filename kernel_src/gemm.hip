@@ -685,13 +685,16 @@ template <int kType> struct QrRows;
 // n under the magic byte M (bf16 0x43nn = 128 + n for n < 128; f16 0x64nn =
 // 1024 + n for n < 1024) is a float with n in its mantissa, so one packed
 // fma takes the magic and the offset off exactly (small integers q). On bf16
-// the scale d and the min m each go in as two pairs, hi + lo (hi = d rounded
-// to bf16, lo = the rest rounded: d to about 16 bits), so a bf16 scale costs
-// no precision: without a min, q * d_lo then q * d_hi + that round once, as
-// the f32 path does; with one, (q * d_hi - m_hi) + (q * d_lo - m_lo) rounds
-// twice. f16 holds d and m within 2^-12, below its own rounding of w: one
-// pair each, one rounding. Q8_0's bytes (to 255) do not fit bf16's magic:
-// they take the f32 path, as do all bytes on any other T.
+// without a min, the scale d goes in as two pairs, hi + lo (hi = d rounded to
+// bf16, lo = the rest rounded: d to about 16 bits), and q * d_lo then q * d_hi
+// + that round once, as the f32 path does. With a min (Q4_K, Q5_K), the pair
+// of integers is widened to f32 and q * d - m rounds once there: packed,
+// (q * d_hi - m_hi) + (q * d_lo - m_lo) rounded twice (op_check Q4_K 2.9-3.5e-3
+// against the floor's 1.6e-3) and was no faster (H100, 32-row Q4_K 28.1 and
+// 27.5 us against 27.7 and 27.2; decode b32 6,049 against 6,138 tok/s).
+// f16 holds d and m within 2^-12, below its own rounding of w: one pair
+// each, one rounding. Q8_0's bytes (to 255) do not fit bf16's magic: they
+// take the f32 path, as do all bytes on any other T.
 template <typename T> struct QrPairs {
   static constexpr bool kPacked = false;
 };
@@ -700,7 +703,7 @@ template <> struct QrPairs<bf16> {
   static constexpr ft_u32 kMagicBytes = 0x43434343u;
   static constexpr float kMagic = 128.0f;
   static constexpr int kMaxByte = 127;
-  static constexpr bool kSplit = true;  // d and m as hi + lo
+  static constexpr bool kSplit = true;  // d as hi + lo; with a min, f32
   static FT_DEVICE ft_u32 fma2(ft_u32 a, ft_u32 b, ft_u32 c) {
     ft_u32 r;
     asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));  // FT_NVIDIA only
@@ -737,8 +740,7 @@ FT_DEVICE void qr_pack_bytes(const ft_u32 (&v)[2], float d, float m, float offse
     const ft_u32 one = pack_pair<T>(1.0f, 1.0f), less = pack_pair<T>(-(P::kMagic + offset), -(P::kMagic + offset));
     ft_u32 d_hi, d_lo, m_hi = 0u, m_lo = 0u;  // 0u: +0.0 in both halves
     if constexpr (P::kSplit) {
-      qr_split_pair<T>(d, &d_hi, &d_lo);
-      if constexpr (kMin) qr_split_pair<T>(-m, &m_hi, &m_lo);
+      if constexpr (!kMin) qr_split_pair<T>(d, &d_hi, &d_lo);
     } else {
       d_hi = pack_pair<T>(d, d);
       m_hi = pack_pair<T>(-m, -m);
@@ -752,8 +754,13 @@ FT_DEVICE void qr_pack_bytes(const ft_u32 (&v)[2], float d, float m, float offse
         if constexpr (!P::kSplit) {
           w[2 * i + h] = P::fma2(q, d_hi, m_hi);
         } else {
-          const ft_u32 small = P::fma2(q, d_lo, m_lo);
-          w[2 * i + h] = kMin ? P::fma2(P::fma2(q, d_hi, m_hi), one, small) : P::fma2(q, d_hi, small);
+          if constexpr (kMin) {
+            // bf16 q widened to f32 (the high half as it is, the low one
+            // shifted up): q * d - m in f32, rounded once, as the f32 path.
+            w[2 * i + h] = pack_pair<T>(d * bits_float(q << 16) - m, d * bits_float(q & 0xFFFF0000u) - m);
+          } else {
+            w[2 * i + h] = P::fma2(q, d_hi, P::fma2(q, d_lo, 0u));
+          }
         }
       }
   } else {
