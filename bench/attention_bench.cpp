@@ -7,6 +7,7 @@
 // 128, bf16), KV cache in 16-token pages handed out in a shuffled order; one
 // prefill at head_dim 64 (small Llama / Qwen models: on Hopper the mma.sync
 // kernel, where head_dim 128 takes the wgmma one).
+// Decode at batch 1 and 128 tokens times a short, latency-bound launch.
 // Decode bytes = the K and V rows read (batch x context x 8 heads x 128 x 2
 // bytes x 2); prefill FLOPs = 4 x head_dim x heads x S (S + 1) / 2 (causal).
 //
@@ -142,6 +143,9 @@ int run(const std::vector<std::string>& only) {
   const double copy_gbs = *copy;
 
   Bench bench(b, ctx, only);
+  // A decode step's attention at a chat's context: the blocks' latency, not
+  // the bytes, sets its time (the quantized models' batch-1 step runs it per layer).
+  bench.attention("decode bf16 b1 ctx128", 1, 128, 1);
   bench.attention("decode bf16 b1 ctx4096", 1, 4096, 1);
   bench.attention("decode bf16 b32 ctx4096", 32, 4096, 1);
   bench.attention("decode bf16 b8 ctx16384", 8, 16384, 1);

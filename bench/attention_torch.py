@@ -64,6 +64,7 @@ def main():
     b = torch.empty_like(a)
     copy_gbs = 2 * n / (time_ms(lambda: b.copy_(a)) * 1e-3) / 1e9
     rows = [
+        ("torch sdpa decode b1 ctx128", *decode(1, 128)),
         ("torch sdpa decode b1 ctx4096", *decode(1, 4096)),
         ("torch sdpa decode b32 ctx4096", *decode(32, 4096)),
         ("torch sdpa decode b8 ctx16384", *decode(8, 16384)),
