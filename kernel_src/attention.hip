@@ -111,12 +111,17 @@ FT_DEVICE int decode_span(int ctx, int parts, int min_span, int block_size) {
 }
 
 // The merge of one (sequence, KV head)'s n_parts partials into `out`, by the
-// block that finished last, with every load it can issue in flight: a wave
-// per head finds the heads' maxima and weighted sums (lanes over the
-// partitions), then each thread sums kMergeLoads partitions at a time for 4
-// output elements and one slice of the partitions, and the slices meet in
-// LDS. (Partition after partition, four loads deep, a merge of 64 partials
-// took 32 round trips to L2 in a row.) smem holds kSmemFloats floats.
+// block that finished last. Up to kSerialParts partials (a chat's contexts:
+// at most 512 tokens in 64-token spans), each thread merges its 4 output
+// elements partition after partition. More, and the merge puts every load it
+// can in flight: a wave per head finds the heads' maxima and weighted sums
+// (lanes over the partitions), then each thread sums kMergeLoads partitions
+// at a time for 4 elements and one slice of the partitions, and the slices
+// meet in LDS. H100, attention_bench: b1 at 4,096 tokens (32 partials, 16
+// round trips to L2 in a row when serial) 12.0 -> 11.0 us; but b1 at 128
+// tokens (2 partials) 6.15 -> 6.70 us and 12-layer Q4_K_M decode b1 1,098
+// -> 1,087 tok/s with every merge parallel (its barriers and reductions
+// cost more than 2 serial round trips). smem holds kSmemFloats floats.
 template <typename T, int kHeadDim, int kGroup, int kThreads, int kSmemFloats>
 FT_DEVICE void decode_merge(const DecodeArgs<T>& a, long long head0, int n_parts, float (&smem)[kSmemFloats],
                             float (&s_max)[kGroup], float (&s_sum)[kGroup]) {
@@ -125,6 +130,30 @@ FT_DEVICE void decode_merge(const DecodeArgs<T>& a, long long head0, int n_parts
   constexpr int kSlices = attn_cmax(1, attn_min(kThreads / kOut4, kSmemFloats / (4 * kOut4)));
   constexpr int kMergeLoads = 8;
   const int tid = thread_x(), lane = lane_id(), wave = wave_id();
+  constexpr int kSerialParts = 8;
+  if (n_parts <= kSerialParts) {  // uniform over the block
+    for (int i0 = 0; i0 < kOut4; i0 += kThreads) {  // uniform trip count: the q8 store shuffles
+      const bool active = i0 + tid < kOut4;
+      const int i = active ? 4 * (i0 + tid) : 0;
+      const int g = i / kHeadDim, d = i % kHeadDim;
+      const long long p0 = (head0 + g) * a.max_parts;  // the head's first partial
+      const int np = active ? n_parts : 0;
+      float m = kAttnMinus;
+      for (int p = 0; p < np; ++p) m = attn_max(m, a.part_ml[2 * (p0 + p)]);
+      float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int p = 0; p < np; ++p) {
+        const float w = fast_exp2(a.part_ml[2 * (p0 + p)] - m);
+        l += w * a.part_ml[2 * (p0 + p) + 1];
+        const Vec<float, 16> v = load_vec<float, 16>(a.part_out + (p0 + p) * kHeadDim + d);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[e] += w * v.v[e];
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[e] = l > 0.0f ? o[e] / l : 0.0f;
+      attn_store_out4<T, kHeadDim>(a.out, a.q8, a.n_seqs, a.n_heads, head0 + g, d, o, active);
+    }
+    return;
+  }
   for (int g = wave; g < kGroup; g += kWaves) {
     const float* ml = a.part_ml + 2 * (head0 + g) * a.max_parts;
     float m = kAttnMinus;
@@ -205,11 +234,13 @@ FT_DEVICE void attention_decode(const DecodeArgs<T>& a) {
   // block of more waves keeps the keys of one iteration (64 on wave32 for
   // every group) and spreads them over its lanes, so a short partition
   // takes fewer dependent instructions per wave rather than idling lanes.
-  // Group 3 on 4 waves takes 96 bytes of K: at 128, sm_90's ptxas held it
-  // to 96 registers with spills (its 48 floats of q are the most of any
-  // group at 16 per lane).
+  // On 4 waves, group 3 takes 96 bytes of K and group 5 at head_dim 64 112:
+  // at 128, ptxas held them to 96 registers with spills (sm_90 and sm_80;
+  // their 48 and 40 floats of q are the most of any group).
   constexpr int kMoreWaves = attn_cmax(kWaves, 4) / 4;
-  constexpr int kQkUnroll = kGroup == 3 && kMoreWaves == 1 ? 3 : attn_cmax(1, 8 / kQkVecs / kMoreWaves);
+  constexpr int kQkUnroll = kMoreWaves == 1 && kGroup == 3                     ? 3
+                            : kMoreWaves == 1 && kGroup == 5 && kHeadDim == 64 ? 7
+                                                                               : attn_cmax(1, 8 / kQkVecs / kMoreWaves);
   constexpr int kVUnroll = attn_cmax(1, (kVecElems * kGroup > 32 ? 4 : 8) / kMoreWaves);
   static_assert(kQkElems % kVecElems == 0 && kQkLanes <= FT_WAVE_SIZE, "score lanes must fit a wave");
   static_assert(kVLanes <= FT_WAVE_SIZE, "a V row must fit one wave's 16-byte lanes");
