@@ -738,7 +738,7 @@ FT_DEVICE void qr_pack_bytes(const ft_u32 (&v)[2], float d, float m, float offse
   using P = QrPairs<T>;
   if constexpr (P::kPacked && kMaxByte <= P::kMaxByte) {
     const ft_u32 one = pack_pair<T>(1.0f, 1.0f), less = pack_pair<T>(-(P::kMagic + offset), -(P::kMagic + offset));
-    ft_u32 d_hi, d_lo, m_hi = 0u, m_lo = 0u;  // 0u: +0.0 in both halves
+    ft_u32 d_hi = 0u, d_lo = 0u, m_hi = 0u;  // 0u: +0.0 in both halves
     if constexpr (P::kSplit) {
       if constexpr (!kMin) qr_split_pair<T>(d, &d_hi, &d_lo);
     } else {
