@@ -29,7 +29,7 @@ WarmResult warm_kernels(CompileService& service, const TargetId& target, const s
         ++r.compiled;
         r.compile_ms.push_back(k->compile_ms);
         if (k->resources.has_spills())
-          r.failures.push_back(fmt::format("{} spills registers on {}", specs[i].name, target.to_string()));
+          r.spills.push_back(fmt::format("{} spills registers on {}", specs[i].name, target.to_string()));
       }
       p.done = static_cast<size_t>(r.compiled + r.cached + r.failed);
       if (on_progress) on_progress(p);

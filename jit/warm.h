@@ -23,7 +23,8 @@ struct WarmResult {
   int compiled = 0;
   int cached = 0;
   int failed = 0;
-  std::vector<std::string> failures;  // compile errors and spills, one line each
+  std::vector<std::string> failures;  // compile errors, one line each
+  std::vector<std::string> spills;    // kernels that compiled with register spills (they run, slower)
   std::vector<double> compile_ms;     // of the compiled ones, sorted
   double seconds = 0;
 };

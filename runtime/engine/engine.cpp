@@ -174,6 +174,7 @@ class EngineImpl final : public Engine {
       }
     });
     for (const std::string& f : r.failures) log::error("{}", f);
+    for (const std::string& s : r.spills) log::warn("{}: it runs, slower than its tile was planned for", s);
     if (r.failed > 0)
       return FT_ERROR(ErrorCode::kCompileError, "{} of {} kernels failed to compile for {} (first: {})", r.failed,
                       plan.size(), ops_->target().to_string(), r.failures.empty() ? "" : r.failures[0]);

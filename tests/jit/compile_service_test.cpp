@@ -11,6 +11,7 @@
 
 #include "jit/catalog.h"
 #include "jit/kernel_sources.h"
+#include "jit/warm.h"
 #include "tests/jit/test_util.h"
 
 namespace ft {
@@ -227,6 +228,53 @@ TEST(CompileService, CompileErrorNamesKernelTargetAndSourceLine) {
     EXPECT_NE(msg.find("at rmsnorm.hip:" + std::to_string(line) + ":   undeclared_thing_here = 1;"), std::string::npos)
         << msg;
   }
+}
+
+// warm_kernels, as the engine's start and `ft-jit warm` use it, keeps a kernel
+// that compiled with spills (it runs, slower: a warning) apart from one that
+// failed to compile (an error, whose compiler message is what is reported).
+TEST(Warm, SpillsAreWarningsAndFailuresCarryTheCompileError) {
+  KernelSourceCopy copy;
+  // 96 values live across a loop, in a 1024-thread block (64 registers a thread).
+  copy.write("probe.hip", R"(#include "ft_device.h"
+namespace ft {
+struct ProbeArgs { float* out; const float* in; int n; };
+template <int kLive>
+FT_DEVICE void probe_spill(const ProbeArgs& a) {
+  const int t = thread_x();
+  float acc[kLive];
+#pragma unroll
+  for (int j = 0; j < kLive; ++j) acc[j] = a.in[j * a.n + t];
+  for (int k = 0; k < a.n; ++k) {
+#pragma unroll
+    for (int j = 0; j < kLive; ++j) acc[j] = acc[j] * acc[(j + 7) % kLive] + acc[(j + 13) % kLive];
+  }
+#pragma unroll
+  for (int j = 0; j < kLive; ++j) a.out[j * a.n + t] = acc[j];
+}
+}  // namespace ft
+)");
+  copy.write("probe_broken.hip", R"(#include "probe.hip"
+namespace ft {
+template <int kUnused>
+FT_DEVICE void probe_broken(const ProbeArgs& a) { not_declared_anywhere(a); }
+}  // namespace ft
+)");
+  KernelSpec spill{.name = "ft_probe_spill", .family = "probe", .function = "ft::probe_spill",
+                   .template_args = {"96"}, .args_type = "ft::ProbeArgs", .block_threads = 1024};
+  KernelSpec broken = spill;
+  broken.name = "ft_probe_broken";
+  broken.family = "probe_broken";
+  broken.function = "ft::probe_broken";
+  ScratchDir dir;
+  Harness h(dir.path());
+  WarmResult r = warm_kernels(*h.service, target("sm_90"), {spill, broken});
+  EXPECT_EQ(r.compiled, 1);
+  EXPECT_EQ(r.failed, 1);
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_NE(r.failures[0].find("not_declared_anywhere"), std::string::npos) << r.failures[0];
+  ASSERT_EQ(r.spills.size(), 1u);
+  EXPECT_EQ(r.spills[0], "ft_probe_spill spills registers on sm_90");
 }
 
 TEST(CompileService, NoToolchainForATargetIsAClearError) {

@@ -28,8 +28,9 @@ constexpr const char* kWarmHelp =
     "  --jobs N        compile processes (default: one per core)\n"
     "  --toolchain T   clang, hiprtc or nvrtc (default: the first that supports A)\n"
     "  --kernel SUBSTR only kernels whose name contains SUBSTR\n"
-    "  --json          print one JSON object: arch, kernels, compiled, cached, failed, seconds\n"
-    "Exits 1 when any kernel failed to compile.\n";
+    "  --json          print one JSON object: arch, kernels, compiled, cached, failed, spills, seconds\n"
+    "Exits 1 when any kernel failed to compile; a kernel that spills registers is named (a\n"
+    "warning: it runs, slower).\n";
 
 }  // namespace
 
@@ -94,12 +95,13 @@ int cmd_warm(int argc, char** argv) {
   });
   if (progress) std::fprintf(stderr, "\r\033[K");
   for (const auto& f : r.failures) std::fprintf(stderr, "ft-jit warm: %s\n", f.c_str());
+  for (const auto& s : r.spills) std::fprintf(stderr, "ft-jit warm: warning: %s\n", s.c_str());
   const double p50 = r.compile_ms.empty() ? 0 : r.compile_ms[r.compile_ms.size() / 2];
   const double max = r.compile_ms.empty() ? 0 : r.compile_ms.back();
   if (json) {
     nlohmann::json out = {{"arch", session->target.to_string()}, {"toolchain", (*tc)->identity()},
                           {"kernels", specs.size()}, {"compiled", r.compiled}, {"cached", r.cached},
-                          {"failed", r.failed}, {"seconds", r.seconds}, {"compile_ms_p50", p50},
+                          {"failed", r.failed}, {"spills", r.spills.size()}, {"seconds", r.seconds}, {"compile_ms_p50", p50},
                           {"compile_ms_max", max}, {"cache", session->cache->path()}};
     if (args.has("--model")) out["model"] = args.get("--model");
     std::printf("%s\n", out.dump().c_str());
