@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Nsight Compute's view of the attention kernels that miss their targets
 # (one launch each, from attention_bench, after its warm-up launches): causal
-# prefill at 2048 tokens, decode at batch 32 x 4096, RoPE over 16384 tokens.
+# prefill at 2048 tokens, decode at batch 32 x 4096 and at batch 1 x 128 and
+# 4096 (a chat's short launch, and a long context's), RoPE over 16384 tokens.
+# PROFILES="decode_b1_ctx128 ..." picks some by name.
 # Speed of light, memory, occupancy, warp stalls (also per SASS line: the
 # SourceCounters section), issue; then the kernels' SASS through ft-jit inspect
 # (from the kernel cache attention_bench filled: FT_CACHE_DIR as set).
@@ -12,6 +14,7 @@ out="${2:?usage: profile_attention.sh BIN_DIR OUT_DIR}"
 mkdir -p "$out"
 ncu="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
 profile() {  # NAME KERNEL_REGEX BENCH_CASE
+  if [ -n "${PROFILES:-}" ] && [[ " $PROFILES " != *" $1 "* ]]; then return; fi
   echo "== $1"
   timeout 240 "$ncu" --kernel-name "regex:$2" --launch-skip 3 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
@@ -23,9 +26,12 @@ profile() {  # NAME KERNEL_REGEX BENCH_CASE
 }
 profile prefill_causal_2048 "ft_attn_prefill" "prefill bf16 causal 2048"
 profile decode_b32 "ft_attn_decode" "decode bf16 b32"
+profile decode_b1_ctx128 "ft_attn_decode" "decode bf16 b1 ctx128"
+profile decode_b1_ctx4096 "ft_attn_decode" "decode bf16 b1 ctx4096"
 profile rope_16384 "ft_rope" "rope+qknorm+kv bf16 16384"
 echo "== SASS"
-for k in ft_attn_prefill_bf16_d128_g4_b16 ft_attn_decode_bf16_d128_g4_b16 ft_rope_neox_bf16_d128_qknorm; do
+for k in ft_attn_prefill_bf16_d128_g4_b16 ft_attn_decode_bf16_d128_g4_b16 ft_attn_decode_bf16_d128_g4_b16_w8 \
+  ft_rope_neox_bf16_d128_qknorm; do
   "$bin/ft-jit" inspect --arch sm_90 --kernel "$k" --isa > "$out/sass_$k.txt" 2>&1
   echo "$k: $(grep -c . "$out/sass_$k.txt") lines -> sass_$k.txt"
 done
