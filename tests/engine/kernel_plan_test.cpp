@@ -1,6 +1,7 @@
 // The KernelPlan: the kernels a model needs on a target, found with no GPU,
-// and `ft-jit warm --model` building exactly them.
+// and `ft-jit warm --model` building exactly them (`inspect --model` listing them).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <set>
@@ -125,6 +126,36 @@ TEST_F(KernelPlanTest, FtJitWarmModelBuildsExactlyThePlanThenHits) {
   auto hot = warm();
   EXPECT_EQ(hot["cached"], plan->size());
   EXPECT_EQ(hot["compiled"], 0);
+
+  // inspect --model lists the same kernels (from the cache warm filled), none spilling.
+  auto ft_jit = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/env", "FT_CACHE_DIR=" + *cache, FT_BINARY_DIR "/bin/ft-jit"});
+    auto r = run_process(args, "");
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : ProcessResult{};
+  };
+  auto inspected = ft_jit({"inspect", "--arch", "sm_90", "--model", *dir_ + "/m.gguf", "--max-batch", "8", "--ctx",
+                           "1024", "--json"});
+  ASSERT_TRUE(inspected.exited_ok()) << inspected.output;
+  auto rows = nlohmann::json::parse(inspected.output.substr(inspected.output.find('[')));
+  std::set<std::string> planned, listed;
+  for (const KernelSpec& s : *plan) planned.insert(s.name);
+  for (const auto& row : rows) {
+    listed.insert(row["symbol"].get<std::string>());
+    EXPECT_EQ(row["spill_store_bytes"], 0) << row.dump();
+  }
+  EXPECT_EQ(listed, planned);
+
+  // Usage errors exit 2, an unreadable model 1, each saying why.
+  auto no_arch = ft_jit({"inspect", "--model", *dir_ + "/m.gguf"});
+  EXPECT_EQ(WEXITSTATUS(no_arch.wait_status), 2);
+  EXPECT_NE(no_arch.output.find("--model needs --arch"), std::string::npos) << no_arch.output;
+  auto bad_ctx = ft_jit({"warm", "--arch", "sm_90", "--model", *dir_ + "/m.gguf", "--ctx", "0"});
+  EXPECT_EQ(WEXITSTATUS(bad_ctx.wait_status), 2);
+  EXPECT_NE(bad_ctx.output.find("--ctx"), std::string::npos) << bad_ctx.output;
+  auto missing = ft_jit({"inspect", "--arch", "sm_90", "--model", *dir_ + "/none.gguf"});
+  EXPECT_EQ(WEXITSTATUS(missing.wait_status), 1);
+  EXPECT_NE(missing.output.find("none.gguf does not exist"), std::string::npos) << missing.output;
   remove_tree(*cache);
 }
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jit/catalog.h"
+#include "jit/kernel_resources.h"
 #include "jit/code_object_meta.h"
 #include "jit/subprocess.h"
 #include "runtime/base/files.h"
@@ -16,15 +16,20 @@
 namespace ft::tools {
 namespace {
 
-constexpr const char* kInspectHelp =
-    "usage: ft-jit inspect [--arch A] [--kernel SUBSTR] [--isa] [--json]\n"
-    "Per kernel: registers (VGPR/SGPR/AGPR on AMD, registers on NVIDIA), spills, LDS or\n"
-    "shared memory, scratch, and waves per SIMD (warps per SM on NVIDIA) from the target\n"
-    "facts. With --arch, the catalog for that target as the current kernel sources build\n"
-    "it (the built-in ones, or FT_KERNEL_SRC_DIR's: set it as for the run you inspect),\n"
-    "compiled on demand into the cache; without it, every kernel already in the cache.\n"
-    "  --isa   print the disassembly (llvm-objdump for AMD, nvdisasm or cuobjdump for NVIDIA;\n"
-    "          without either, NVRTC's PTX of the same sources)\n";
+std::string inspect_help() {
+  return std::string(
+             "usage: ft-jit inspect [--arch A [--model PATH]] [--kernel SUBSTR] [--isa] [--json]\n"
+             "Per kernel: registers (VGPR/SGPR/AGPR on AMD, registers on NVIDIA), spills, LDS or\n"
+             "shared memory, scratch, and waves per SIMD (warps per SM on NVIDIA) from the target\n"
+             "facts. With --arch, the catalog for that target (or --model's kernels) as the current\n"
+             "kernel sources build it (the built-in ones, or FT_KERNEL_SRC_DIR's: set it as for the\n"
+             "run you inspect), compiled on demand into the cache; without it, every kernel already\n"
+             "in the cache.\n") +
+         kKernelSelectionHelp +
+         "  --isa           print the disassembly (llvm-objdump for AMD, nvdisasm or cuobjdump for\n"
+         "                  NVIDIA; without either, NVRTC's PTX of the same sources)\n"
+         "  --json          print the rows as JSON\n";
+}
 
 struct Row {
   std::string arch;
@@ -105,14 +110,20 @@ int print_isa(const Row& r) {
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  auto parsed = CliArgs::parse({.value_options = {"--arch", "--kernel"}, .flags = {"--isa", "--json"}}, argc, argv);
+  auto parsed = CliArgs::parse(
+      {.value_options = {"--arch", "--kernel", "--model", "--max-batch", "--ctx"}, .flags = {"--isa", "--json"}},
+      argc, argv);
   if (parsed.ok() && parsed->help()) {
-    std::fputs(kInspectHelp, stdout);
+    std::fputs(inspect_help().c_str(), stdout);
     return 0;
   }
-  if (!parsed.ok() || !parsed->positional().empty()) {
-    std::fprintf(stderr, "ft-jit inspect: %s\n\n%s", parsed.ok() ? "unexpected argument" : parsed.status().message().c_str(),
-                 kInspectHelp);
+  const Status selection = parsed.ok() ? check_kernel_selection(*parsed) : parsed.status();
+  if (!selection.ok() || !parsed->positional().empty() || (parsed->has("--model") && !parsed->has("--arch"))) {
+    std::fprintf(stderr, "ft-jit inspect: %s\n\n%s",
+                 !selection.ok()                   ? selection.user_message().c_str()
+                 : !parsed->positional().empty() ? "unexpected argument"
+                                                  : "--model needs --arch",
+                 inspect_help().c_str());
     return 2;
   }
   const CliArgs& args = *parsed;
@@ -125,8 +136,12 @@ int cmd_inspect(int argc, char** argv) {
     // Without a SASS disassembler, --isa on NVIDIA shows NVRTC's PTX instead.
     const bool want_ptx = args.has("--isa") && !session->target.facts->is_amd() &&
                           disassembler_for(session->target, "x").empty();
-    for (const auto& spec : kernel_catalog(*session->target.facts)) {
-      if (spec.name.find(filter) == std::string::npos) continue;
+    auto selected = selected_kernels(args, session->target);
+    if (!selected.ok()) {
+      std::fprintf(stderr, "ft-jit inspect: %s\n", selected.status().user_message().c_str());
+      return 1;
+    }
+    for (const auto& spec : *selected) {
       auto k = session->service->get(spec, session->target);
       if (!k.ok()) {
         std::fprintf(stderr, "ft-jit inspect: %s\n", k.status().message().c_str());

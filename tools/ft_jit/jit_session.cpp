@@ -3,6 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "jit/catalog.h"
+#include "runtime/engine/kernel_plan.h"
+#include "runtime/model/weights.h"
+
 namespace ft::tools {
 
 std::unique_ptr<CodeObjectCache> open_cache_or_report() {
@@ -36,6 +40,36 @@ std::unique_ptr<JitSession> open_session(const std::string& arch, int jobs, cons
   }
   session->service = std::move(service).value();
   return session;
+}
+
+Status check_kernel_selection(const CliArgs& args) {
+  FT_ASSIGN_OR_RETURN(const int64_t max_batch, args.get_int("--max-batch", kDefaultMaxBatch));
+  FT_ASSIGN_OR_RETURN(const int64_t ctx, args.get_int("--ctx", 4096));
+  if (max_batch < 1 || max_batch > 4096 || ctx < 2 || ctx > (1 << 24))
+    return FT_ERROR(ErrorCode::kInvalidArgument, "--max-batch must be 1 to 4096 and --ctx 2 to 16777216");
+  return Status();
+}
+
+Result<std::vector<KernelSpec>> selected_kernels(const CliArgs& args, const TargetId& target) {
+  FT_RETURN_IF_ERROR(check_kernel_selection(args));
+  const int max_batch = static_cast<int>(*args.get_int("--max-batch", kDefaultMaxBatch));
+  const int ctx = static_cast<int>(*args.get_int("--ctx", 4096));
+  std::vector<KernelSpec> all;
+  if (args.has("--model")) {
+    FT_ASSIGN_OR_RETURN(WeightSet weights, WeightSet::open(args.get("--model")));
+    auto plan = plan_kernels(weights, target,
+                             PlanOptions{max_batch, 512, 16, ctx});
+    if (!plan.ok())
+      return FT_ERROR(plan.status().code(), "planning the kernels of {}: {}", args.get("--model"),
+                      plan.status().message());
+    all = std::move(*plan);
+  } else {
+    all = kernel_catalog(*target.facts);
+  }
+  std::vector<KernelSpec> specs;
+  for (auto& s : all)
+    if (s.name.find(args.get("--kernel")) != std::string::npos) specs.push_back(std::move(s));
+  return specs;
 }
 
 }  // namespace ft::tools

@@ -6,6 +6,10 @@
 
 #include "cache/code_object_cache.h"
 #include "jit/compile_service.h"
+#include "jit/kernel_spec.h"
+#include "runtime/base/status.h"
+#include "runtime/engine/kernel_plan.h"
+#include "tools/common/cli_args.h"
 
 namespace ft::tools {
 
@@ -19,5 +23,22 @@ struct JitSession {
 // Prints the reason and returns null on failure.
 std::unique_ptr<JitSession> open_session(const std::string& arch, int jobs, const std::string& toolchain);
 std::unique_ptr<CodeObjectCache> open_cache_or_report();
+
+// The options that pick the kernels warm and inspect work on, with --kernel.
+static_assert(kDefaultMaxBatch == 32, "kKernelSelectionHelp states the default --max-batch");
+constexpr const char* kKernelSelectionHelp =
+    "  --model PATH    exactly the kernels this model (GGUF file or safetensors folder)\n"
+    "                  needs, as ft-serve would run it; default: the whole catalog\n"
+    "  --max-batch N   with --model: sequences per step to plan for (default 32)\n"
+    "  --ctx N         with --model: context length to plan for (default 4096)\n"
+    "  --kernel SUBSTR only kernels whose name contains SUBSTR\n";
+
+// The usage errors of those options (--max-batch and --ctx that are not
+// positive numbers), checked before any work.
+Status check_kernel_selection(const CliArgs& args);
+// The kernels for `target` that --model (its plan for --max-batch sequences
+// and --ctx tokens) or else the catalog gives, those whose name contains
+// --kernel. An unreadable model is an error that names it.
+Result<std::vector<KernelSpec>> selected_kernels(const CliArgs& args, const TargetId& target);
 
 }  // namespace ft::tools

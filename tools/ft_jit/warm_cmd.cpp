@@ -4,10 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jit/catalog.h"
 #include "jit/warm.h"
-#include "runtime/engine/kernel_plan.h"
-#include "runtime/model/weights.h"
 #include "tools/common/cli_args.h"
 #include "tools/ft_jit/commands.h"
 #include "tools/ft_jit/jit_session.h"
@@ -16,21 +13,18 @@ namespace ft::tools {
 
 namespace {
 
-static_assert(kDefaultMaxBatch == 32, "kWarmHelp states the default --max-batch");
-constexpr const char* kWarmHelp =
+std::string warm_help() {
+  return std::string(
     "usage: ft-jit warm --arch A [--model PATH] [--jobs N] [--toolchain T] [--kernel SUBSTR] [--json]\n"
     "Compiles kernels for target A (e.g. gfx1150, gfx90a:xnack-, sm_90) into the\n"
     "code-object cache, in parallel, with no GPU needed. A second run is all cache hits.\n"
-    "  --model PATH    exactly the kernels this model (GGUF file or safetensors folder)\n"
-    "                  needs, as ft-serve would run it; default: the whole catalog\n"
-    "  --max-batch N   with --model: sequences per step to plan for (default 32)\n"
-    "  --ctx N         with --model: context length to plan for (default 4096)\n"
+    ) + kKernelSelectionHelp + (
     "  --jobs N        compile processes (default: one per core)\n"
     "  --toolchain T   clang, hiprtc or nvrtc (default: the first that supports A)\n"
-    "  --kernel SUBSTR only kernels whose name contains SUBSTR\n"
     "  --json          print one JSON object: arch, kernels, compiled, cached, failed, spills, seconds\n"
     "Exits 1 when any kernel failed to compile; a kernel that spills registers is named (a\n"
-    "warning: it runs, slower).\n";
+    "warning: it runs, slower).\n");
+}
 
 }  // namespace
 
@@ -40,19 +34,17 @@ int cmd_warm(int argc, char** argv) {
                                 .flags = {"--json"}},
                                argc, argv);
   if (parsed.ok() && parsed->help()) {
-    std::fputs(kWarmHelp, stdout);
+    std::fputs(warm_help().c_str(), stdout);
     return 0;
   }
   auto jobs = parsed.ok() ? parsed->get_int("--jobs", 0) : Result<int64_t>(parsed.status());
-  auto max_batch = jobs.ok() ? parsed->get_int("--max-batch", kDefaultMaxBatch) : jobs;
-  auto ctx = max_batch.ok() ? parsed->get_int("--ctx", 4096) : max_batch;
-  if (!ctx.ok() || !parsed->has("--arch") || !parsed->positional().empty() || *max_batch < 1 || *ctx < 2) {
+  const Status selection = jobs.ok() ? check_kernel_selection(*parsed) : jobs.status();
+  if (!selection.ok() || !parsed->has("--arch") || !parsed->positional().empty()) {
     std::fprintf(stderr, "ft-jit warm: %s\n\n%s",
-                 !ctx.ok() ? ctx.status().message().c_str()
+                 !selection.ok() ? selection.user_message().c_str()
                  : !parsed->has("--arch") ? "--arch is required"
-                 : !parsed->positional().empty() ? "unexpected argument"
-                                                 : "--max-batch and --ctx must be positive",
-                 kWarmHelp);
+                                          : "unexpected argument",
+                 warm_help().c_str());
     return 2;
   }
   const CliArgs& args = *parsed;
@@ -63,27 +55,12 @@ int cmd_warm(int argc, char** argv) {
     std::fprintf(stderr, "ft-jit warm: %s\n", tc.status().message().c_str());
     return 1;
   }
-  std::vector<KernelSpec> all;
-  if (args.has("--model")) {
-    auto weights = WeightSet::open(args.get("--model"));
-    if (!weights.ok()) {
-      std::fprintf(stderr, "ft-jit warm: %s\n", weights.status().to_string().c_str());
-      return 1;
-    }
-    auto plan = plan_kernels(*weights, session->target,
-                             PlanOptions{static_cast<int>(*max_batch), 512, 16, static_cast<int>(*ctx)});
-    if (!plan.ok()) {
-      std::fprintf(stderr, "ft-jit warm: planning the kernels of %s: %s\n", args.get("--model").c_str(),
-                   plan.status().to_string().c_str());
-      return 1;
-    }
-    all = std::move(*plan);
-  } else {
-    all = kernel_catalog(*session->target.facts);
+  auto selected = selected_kernels(args, session->target);
+  if (!selected.ok()) {
+    std::fprintf(stderr, "ft-jit warm: %s\n", selected.status().user_message().c_str());
+    return 1;
   }
-  std::vector<KernelSpec> specs;
-  for (auto& s : all)
-    if (s.name.find(args.get("--kernel")) != std::string::npos) specs.push_back(std::move(s));
+  const std::vector<KernelSpec>& specs = *selected;
 
   const bool json = args.has("--json");
   const bool progress = !json && ::isatty(2);
