@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The short A/B for attention kernel work: this build's kernels against each
-# .devbuild/ksrc_NAME folder, in two or three minutes on an H100. Needs
-# .devbuild/ from tests/gpu/pack.sh.
+# .devbuild/ksrc_NAME folder (H100, this build and one folder: about six
+# minutes, one and a half with OPS=0). Needs .devbuild/ from tests/gpu/pack.sh.
 #   1. attention_bench CASES (default "decode"), ROUNDS rounds (default 2)
 #      alternating this build and the variants;
 #   2. torch SDPA on the same shapes (bench/attention_torch.py), once;
