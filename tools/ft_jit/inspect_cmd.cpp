@@ -117,7 +117,9 @@ int cmd_inspect(int argc, char** argv) {
     std::fputs(inspect_help().c_str(), stdout);
     return 0;
   }
-  const Status selection = parsed.ok() ? check_kernel_selection(*parsed) : parsed.status();
+  const Result<PlanOptions> plan_options =
+      parsed.ok() ? kernel_plan_options(*parsed) : Result<PlanOptions>(parsed.status());
+  const Status& selection = plan_options.status();
   if (!selection.ok() || !parsed->positional().empty() || (parsed->has("--model") && !parsed->has("--arch"))) {
     std::fprintf(stderr, "ft-jit inspect: %s\n\n%s",
                  !selection.ok()                   ? selection.user_message().c_str()
@@ -136,7 +138,7 @@ int cmd_inspect(int argc, char** argv) {
     // Without a SASS disassembler, --isa on NVIDIA shows NVRTC's PTX instead.
     const bool want_ptx = args.has("--isa") && !session->target.facts->is_amd() &&
                           disassembler_for(session->target, "x").empty();
-    auto selected = selected_kernels(args, session->target);
+    auto selected = selected_kernels(args, *plan_options, session->target);
     if (!selected.ok()) {
       std::fprintf(stderr, "ft-jit inspect: %s\n", selected.status().user_message().c_str());
       return 1;

@@ -42,23 +42,23 @@ std::unique_ptr<JitSession> open_session(const std::string& arch, int jobs, cons
   return session;
 }
 
-Status check_kernel_selection(const CliArgs& args) {
-  FT_ASSIGN_OR_RETURN(const int64_t max_batch, args.get_int("--max-batch", kDefaultMaxBatch));
-  FT_ASSIGN_OR_RETURN(const int64_t ctx, args.get_int("--ctx", 4096));
+Result<PlanOptions> kernel_plan_options(const CliArgs& args) {
+  PlanOptions po;
+  FT_ASSIGN_OR_RETURN(const int64_t max_batch, args.get_int("--max-batch", po.max_batch));
+  FT_ASSIGN_OR_RETURN(const int64_t ctx, args.get_int("--ctx", po.max_context));
   if (max_batch < 1 || max_batch > 4096 || ctx < 2 || ctx > (1 << 24))
     return FT_ERROR(ErrorCode::kInvalidArgument, "--max-batch must be 1 to 4096 and --ctx 2 to 16777216");
-  return Status();
+  po.max_batch = static_cast<int>(max_batch);
+  po.max_context = static_cast<int>(ctx);
+  return po;
 }
 
-Result<std::vector<KernelSpec>> selected_kernels(const CliArgs& args, const TargetId& target) {
-  FT_RETURN_IF_ERROR(check_kernel_selection(args));
-  const int max_batch = static_cast<int>(*args.get_int("--max-batch", kDefaultMaxBatch));
-  const int ctx = static_cast<int>(*args.get_int("--ctx", 4096));
+Result<std::vector<KernelSpec>> selected_kernels(const CliArgs& args, const PlanOptions& plan_options,
+                                                 const TargetId& target) {
   std::vector<KernelSpec> all;
   if (args.has("--model")) {
     FT_ASSIGN_OR_RETURN(WeightSet weights, WeightSet::open(args.get("--model")));
-    auto plan = plan_kernels(weights, target,
-                             PlanOptions{max_batch, 512, 16, ctx});
+    auto plan = plan_kernels(weights, target, plan_options);
     if (!plan.ok())
       return FT_ERROR(plan.status().code(), "planning the kernels of {}: {}", args.get("--model"),
                       plan.status().message());

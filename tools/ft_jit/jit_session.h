@@ -25,7 +25,8 @@ std::unique_ptr<JitSession> open_session(const std::string& arch, int jobs, cons
 std::unique_ptr<CodeObjectCache> open_cache_or_report();
 
 // The options that pick the kernels warm and inspect work on, with --kernel.
-static_assert(kDefaultMaxBatch == 32, "kKernelSelectionHelp states the default --max-batch");
+static_assert(PlanOptions{}.max_batch == 32 && PlanOptions{}.max_context == 4096,
+              "kKernelSelectionHelp states the defaults of --max-batch and --ctx");
 constexpr const char* kKernelSelectionHelp =
     "  --model PATH    exactly the kernels this model (GGUF file or safetensors folder)\n"
     "                  needs, as ft-serve would run it; default: the whole catalog\n"
@@ -33,12 +34,13 @@ constexpr const char* kKernelSelectionHelp =
     "  --ctx N         with --model: context length to plan for (default 4096)\n"
     "  --kernel SUBSTR only kernels whose name contains SUBSTR\n";
 
-// The usage errors of those options (--max-batch and --ctx that are not
-// positive numbers), checked before any work.
-Status check_kernel_selection(const CliArgs& args);
-// The kernels for `target` that --model (its plan for --max-batch sequences
-// and --ctx tokens) or else the catalog gives, those whose name contains
-// --kernel. An unreadable model is an error that names it.
-Result<std::vector<KernelSpec>> selected_kernels(const CliArgs& args, const TargetId& target);
+// The plan options of --max-batch and --ctx (ft-serve's defaults otherwise);
+// numbers out of range are usage errors, checked before any work.
+Result<PlanOptions> kernel_plan_options(const CliArgs& args);
+// The kernels for `target` that --model (its plan under `plan`) or else the
+// catalog gives, those whose name contains --kernel. An unreadable model is
+// an error that names it.
+Result<std::vector<KernelSpec>> selected_kernels(const CliArgs& args, const PlanOptions& plan,
+                                                 const TargetId& target);
 
 }  // namespace ft::tools

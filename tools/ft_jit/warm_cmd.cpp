@@ -38,7 +38,9 @@ int cmd_warm(int argc, char** argv) {
     return 0;
   }
   auto jobs = parsed.ok() ? parsed->get_int("--jobs", 0) : Result<int64_t>(parsed.status());
-  const Status selection = jobs.ok() ? check_kernel_selection(*parsed) : jobs.status();
+  const Result<PlanOptions> plan_options =
+      jobs.ok() ? kernel_plan_options(*parsed) : Result<PlanOptions>(jobs.status());
+  const Status& selection = plan_options.status();
   if (!selection.ok() || !parsed->has("--arch") || !parsed->positional().empty()) {
     std::fprintf(stderr, "ft-jit warm: %s\n\n%s",
                  !selection.ok() ? selection.user_message().c_str()
@@ -55,7 +57,7 @@ int cmd_warm(int argc, char** argv) {
     std::fprintf(stderr, "ft-jit warm: %s\n", tc.status().message().c_str());
     return 1;
   }
-  auto selected = selected_kernels(args, session->target);
+  auto selected = selected_kernels(args, *plan_options, session->target);
   if (!selected.ok()) {
     std::fprintf(stderr, "ft-jit warm: %s\n", selected.status().user_message().c_str());
     return 1;
