@@ -183,13 +183,14 @@ tiny_q4_variant() {  # NAME ENV...: the tiny check on a variant, at TINY_SEQS se
 }
 
 # Calls FN NAME env FT_KERNEL_SRC_DIR=... FT_CACHE_DIR=... for every
-# .devbuild/ksrc_NAME folder of kernel sources (kernel-only variants).
+# .devbuild/ksrc_NAME folder of kernel sources (kernel-only variants; those
+# VARIANTS lists, when set: devbuild.sh's load_variants).
 for_each_ksrc() {
-  local ksrc name
-  for ksrc in "$pack"/ksrc_*; do
-    [ -d "$ksrc" ] || continue
-    name="$(basename "$ksrc")"
-    "$1" "$name" env FT_KERNEL_SRC_DIR="$ksrc" FT_CACHE_DIR="$work/cache_$name"
+  local i
+  load_variants
+  for i in "${!names[@]}"; do
+    [ "$i" = 0 ] && continue  # names[0]: this build
+    "$1" "${names[$i]}" env ${envs[$i]}
   done
 }
 
