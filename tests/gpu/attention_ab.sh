@@ -24,7 +24,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 load_variants
 if [ -n "${E2E_LAYERS:-}" ]; then
   model="$work/q4_k_m_${E2E_LAYERS}.gguf"
-  if [ -f "$model" ]; then true & else synth_8b_q4 "$E2E_LAYERS" "$model" "$work/synth.log" & fi
+  synth_8b_q4 "$E2E_LAYERS" "$model" "$work/synth.log" &
   synth=$!
 fi
 

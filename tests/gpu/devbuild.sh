@@ -17,8 +17,9 @@ status=0
 step() { echo; echo "== $*"; }
 # The Qwen3-8B shapes with LAYERS layers synthesized straight into Q4_K_M
 # (random weights) at PATH, written as PATH.part and renamed when whole; the
-# log in LOG.
+# log in LOG. A PATH already there is kept.
 synth_8b_q4() {  # LAYERS PATH LOG
+  [ -f "$2" ] && return 0
   "$bin/ft-model" synth --arch qwen3 --layers "$1" --hidden 4096 --intermediate 12288 --heads 32 \
     --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
     --tokenizer-config "$tok/tokenizer_config.json" -o "$2.part" > "$3" 2>&1 && mv "$2.part" "$2"

@@ -22,13 +22,8 @@ export FT_CACHE_DIR="$work/cache"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 model="$work/q4_k_m_${layers}.gguf"
-if [ ! -f "$model" ]; then
-  synth_8b_q4 "$layers" "$model" "$work/synth.log" &
-  synth=$!
-else
-  true &
-  synth=$!
-fi
+synth_8b_q4 "$layers" "$model" "$work/synth.log" &
+synth=$!
 
 # Each variant as NAME and the environment it runs in.
 load_variants
