@@ -5,7 +5,7 @@ into the cache), what a model runs without a fused kernel."""
 import torch
 import torch.nn.functional as F
 
-from torch_timing import time_ms
+from torch_timing import copy_gbs, time_ms
 
 H, KVH, D = 32, 8, 128
 
@@ -59,10 +59,7 @@ def rope(tokens):
 
 
 def main():
-    n = 512 << 20
-    a = torch.empty(n, dtype=torch.uint8, device="cuda")
-    b = torch.empty_like(a)
-    copy_gbs = 2 * n / (time_ms(lambda: b.copy_(a)) * 1e-3) / 1e9
+    gbs_copy = copy_gbs()[0]
     rows = [
         ("torch sdpa decode b1 ctx128", *decode(1, 128)),
         ("torch sdpa decode b1 ctx4096", *decode(1, 4096)),
@@ -74,12 +71,12 @@ def main():
         ("torch sdpa prefill causal 2048 d64", *prefill(1, 2048, 64)),
         ("torch eager rope+qknorm+kv 16384", *rope(16384)),
     ]
-    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}; copy {copy_gbs:.0f} GB/s (read + write)")
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}; copy {gbs_copy:.0f} GB/s (read + write)")
     print(f"{'op':<34} {'us':>10} {'GB/s':>9} {'of copy':>8} {'TFLOP/s':>10}")
     for name, nbytes, flops, ms in rows:
         s = ms * 1e-3
         if nbytes:
-            print(f"{name:<34} {ms * 1e3:>10.1f} {nbytes / s / 1e9:>9.0f} {100 * nbytes / s / 1e9 / copy_gbs:>7.0f}% {'':>10}")
+            print(f"{name:<34} {ms * 1e3:>10.1f} {nbytes / s / 1e9:>9.0f} {100 * nbytes / s / 1e9 / gbs_copy:>7.0f}% {'':>10}")
         else:
             print(f"{name:<34} {ms * 1e3:>10.1f} {'':>9} {'':>8} {flops / s / 1e12:>10.1f}")
 

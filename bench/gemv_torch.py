@@ -3,37 +3,18 @@ same shapes, rotating weight copies past L2, launches queued behind a 2 GiB copy
 import torch
 import torch.nn.functional as F
 
+from torch_timing import copy_gbs, print_bandwidth_table, time_ms
+
 REPEATS = 100
 ROTATE_BYTES = 256 << 20
 
 
 def main():
     dev = "cuda"
-    busy_a = torch.empty(2 << 30, dtype=torch.uint8, device=dev)
-    busy_b = torch.empty_like(busy_a)
+    gbs_copy, busy_a, busy_b = copy_gbs(2 << 30, repeats=5)
 
-    def time_ms(fn):
-        for _ in range(3):
-            fn()
-        busy_b.copy_(busy_a)  # the GPU is busy while the launches queue up
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(REPEATS):
-            fn()
-        stop.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(stop) / REPEATS
-
-    busy_b.copy_(busy_a)
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
+    def busy():  # the GPU is busy while the launches queue up
         busy_b.copy_(busy_a)
-    stop.record()
-    torch.cuda.synchronize()
-    copy_ms = start.elapsed_time(stop) / 5
-    copy_gbs = 2 * busy_a.numel() / (copy_ms * 1e-3) / 1e9
 
     rows = []
     for n, k in [(12288, 4096), (4096, 4096), (4096, 12288), (151936, 4096)]:
@@ -51,15 +32,11 @@ def main():
                 state["i"] = (state["i"] + 1) % copies
                 return F.linear(x, w)
 
-            ms = time_ms(run)
+            ms = time_ms(run, REPEATS, before=busy)
             rows.append((f"torch bf16 m={m} {n}x{k}", wbytes + 2 * m * (k + n), ms))
         del ws
         torch.cuda.empty_cache()
-    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}; copy {copy_gbs:.0f} GB/s (read + write)")
-    print(f"{'F.linear (weight m NxK)':<30} {'MB moved':>10} {'us':>10} {'GB/s':>9} {'of copy':>8}")
-    for name, nbytes, ms in rows:
-        gbs = nbytes / (ms * 1e-3) / 1e9
-        print(f"{name:<30} {nbytes / 1e6:>10.1f} {ms * 1e3:>10.2f} {gbs:>9.0f} {100 * gbs / copy_gbs:>7.0f}%")
+    print_bandwidth_table("F.linear (weight m NxK)", rows, gbs_copy)
 
 
 if __name__ == "__main__":
