@@ -222,6 +222,9 @@ void ApiServer::handle(const HttpRequest& request, ResponseWriter& writer) {
   dispatch(request, counting);
 }
 
+// GET /v1/models/{id}'s prefix.
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
 void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
   const std::string& path = request.path;
   if (path == "/health") return health(writer);
@@ -257,9 +260,30 @@ void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
     }
     return (this->*route.run)(request, writer);
   }
+  if (path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size()) return model(request, writer);
   ApiError e = server_error(404, fmt::format("no such endpoint: {} {}", request.method, path), "not_found");
   e.type = "invalid_request_error";
   send_error(writer, e);
+}
+
+// GET /v1/models/{id} (the OpenAI client's models.retrieve): the served
+// model's object, or the same 404 a request for another model gets. The id
+// may come percent-encoded ("org%2Fname").
+void ApiServer::model(const HttpRequest& request, ResponseWriter& writer) {
+  if (request.method != "GET") {
+    ApiError e = server_error(405, fmt::format("{} needs GET, not {}", request.path, request.method));
+    e.type = "invalid_request_error";
+    return send_error(writer, e);
+  }
+  const std::optional<std::string> id = percent_decode(std::string_view(request.path).substr(kModelPrefix.size()));
+  if (!id) {
+    ApiError e = server_error(400, fmt::format("{}: a '%' not followed by two hex digits", request.path));
+    e.type = "invalid_request_error";
+    return send_error(writer, e);
+  }
+  if (std::optional<ApiError> e = check_model(*id, options_.served_model_name)) return send_error(writer, *e);
+  Engine* engine = engine_.load();
+  send_json(writer, 200, model_json(options_.served_model_name, created_, engine ? engine->max_context() : 0));
 }
 
 bool ApiServer::authorized(const HttpRequest& request) const {

@@ -56,6 +56,7 @@ class ApiServer {
   void apply_template(const HttpRequest& request, ResponseWriter& writer);
   void health(ResponseWriter& writer);
   void metrics(ResponseWriter& writer);
+  void model(const HttpRequest& request, ResponseWriter& writer);
   bool authorized(const HttpRequest& request) const;
   // The engine, or null after a 503 "loading" was sent.
   Engine* require_engine(ResponseWriter& writer);

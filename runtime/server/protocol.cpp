@@ -652,10 +652,37 @@ ApiResult<ChatRenderOptions> parse_apply_template_request(std::string_view body)
   return options;
 }
 
-json models_json(const std::string& served_name, int64_t created, int max_context) {
+json model_json(const std::string& served_name, int64_t created, int max_context) {
   json model = {{"id", served_name}, {"object", "model"}, {"created", created}, {"owned_by", "freetoken"}};
   if (max_context > 0) model["max_model_len"] = max_context;
-  return {{"object", "list"}, {"data", json::array({model})}};
+  return model;
+}
+
+json models_json(const std::string& served_name, int64_t created, int max_context) {
+  return {{"object", "list"}, {"data", json::array({model_json(served_name, created, max_context)})}};
+}
+
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size()) return std::nullopt;
+    const int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
 }
 
 std::string prometheus_text(const EngineMetrics* engine, const ServerCounters& counters) {

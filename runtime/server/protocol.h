@@ -192,7 +192,12 @@ ApiResult<std::vector<int32_t>> parse_detokenize_request(std::string_view body);
 // "chat_template_kwargs"?}
 ApiResult<ChatRenderOptions> parse_apply_template_request(std::string_view body);
 
+// GET /v1/models/{id}: the model object; GET /v1/models: the list of it.
+json model_json(const std::string& served_name, int64_t created, int max_context);
 json models_json(const std::string& served_name, int64_t created, int max_context);
+// A path segment's %XX escapes decoded ("Qwen%2FQwen3-8B" -> "Qwen/Qwen3-8B");
+// nullopt for a '%' not followed by two hex digits.
+std::optional<std::string> percent_decode(std::string_view s);
 
 // ---- metrics --------------------------------------------------------------
 

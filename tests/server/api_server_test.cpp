@@ -183,11 +183,27 @@ TEST_F(ApiServerTest, RoutesAuthAndErrors) {
   MemoryWriter models = run(server, right);
   EXPECT_EQ(models.status, 200);
   EXPECT_EQ(models.body_json()["data"][0]["id"], "tiny");
+  HttpRequest one = get("/v1/models/tiny");
+  EXPECT_EQ(run(server, one).status, 401);  // behind the key like the list
+  one.headers = right.headers;
+  MemoryWriter model = run(server, one);
+  EXPECT_EQ(model.status, 200);
+  EXPECT_EQ(model.body_json()["id"], "tiny");
+  EXPECT_EQ(model.body_json()["object"], "model");
+  HttpRequest other = get("/v1/models/other");
+  other.headers = right.headers;
+  MemoryWriter missing = run(server, other);
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.body_json()["error"]["code"], "model_not_found");
+  HttpRequest bad = get("/v1/models/x%zz");
+  bad.headers = right.headers;
+  EXPECT_EQ(run(server, bad).status, 400);
 
   ApiServer open({.served_model_name = "tiny"});
   open.set_engine(engine.get());
   EXPECT_EQ(run(open, get("/nope")).status, 404);
   EXPECT_EQ(run(open, get("/v1/chat/completions")).status, 405);
+  EXPECT_EQ(run(open, post("/v1/models/tiny", "{}")).status, 405);
   MemoryWriter unknown = run(open, post("/v1/chat/completions", R"({"model":"gpt-9","messages":[{"role":"user","content":"x"}]})"));
   EXPECT_EQ(unknown.status, 404);
   EXPECT_EQ(unknown.body_json()["error"]["code"], "model_not_found");

@@ -344,6 +344,18 @@ TEST(Models, ListShape) {
   EXPECT_EQ(m["data"][0]["id"], "tiny");
   EXPECT_EQ(m["data"][0]["object"], "model");
   EXPECT_EQ(m["data"][0]["max_model_len"], 128);
+  EXPECT_EQ(m["data"][0], model_json("tiny", 5, 128));
+  EXPECT_FALSE(model_json("tiny", 5, 0).contains("max_model_len"));  // no engine yet
+}
+
+TEST(Models, PercentDecode) {
+  EXPECT_EQ(percent_decode("Qwen%2FQwen3-8B"), "Qwen/Qwen3-8B");
+  EXPECT_EQ(percent_decode("a%2fb%20c"), "a/b c");
+  EXPECT_EQ(percent_decode("plain"), "plain");
+  EXPECT_EQ(percent_decode(""), "");
+  EXPECT_EQ(percent_decode("%"), std::nullopt);
+  EXPECT_EQ(percent_decode("x%2"), std::nullopt);
+  EXPECT_EQ(percent_decode("x%zz"), std::nullopt);
 }
 
 TEST(Metrics, PrometheusText) {

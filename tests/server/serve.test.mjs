@@ -142,6 +142,14 @@ test("health, models, and the served name", async () => {
   assert.ok(server.healthStatuses.every((s) => s === 503 || s === 200), String(server.healthStatuses));
   const models = await client().models.list();
   assert.deepEqual(models.data.map((m) => m.id), ["tiny"]);
+  const model = await client().models.retrieve("tiny");
+  assert.equal(model.id, "tiny");
+  assert.equal(model.object, "model");
+  // The client sends "org%2Fother"; the answer names the decoded id.
+  await expectApiError(client().models.retrieve("org/other"), 404, (e) => {
+    assert.equal(e.code, "model_not_found");
+    assert.match(e.message, /'org\/other'/);
+  });
 });
 
 test("chat completion, not streamed", async () => {
