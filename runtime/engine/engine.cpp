@@ -54,6 +54,12 @@ struct Active {
   Clock::time_point submitted;
   double ttft_ms = -1;
   Clock::time_point first_token;
+  // With params.prompt_logprobs: entry i is prompt token i + 1's, filled as
+  // the prompt's rows come back (a recomputed prompt adds nothing twice).
+  std::vector<TokenLogprob> prompt_logprobs;
+  int prompt_scored = 0;  // prompt tokens 1 .. prompt_scored are in prompt_logprobs (or sent)
+  bool prompt_logprobs_sent = false;
+  bool wants_prompt_rows() const { return params.prompt_logprobs >= 0 && prompt_scored < seq.prompt_len - 1; }
 };
 
 class EngineImpl final : public Engine {
@@ -206,9 +212,12 @@ class EngineImpl final : public Engine {
       if (!a->json->accept(p.json_prefix) || a->json->complete())
         return FT_ERROR(ErrorCode::kInvalidArgument, "the JSON prefix '{}' cannot start a JSON object", p.json_prefix);
     }
+    if (p.prompt_logprobs > kMaxPromptLogprobs)
+      return FT_ERROR(ErrorCode::kInvalidArgument, "prompt_logprobs must be at most {}", kMaxPromptLogprobs);
     a->seq.tokens = std::move(r.prompt);
     a->seq.prompt_len = n;
     a->params = p;
+    a->seq.reuse_prefix = !a->wants_prompt_rows();
     a->seed = p.seed ? *p.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
     a->max_total = p.max_tokens > 0 ? n + p.max_tokens : max_context_;
     a->on_event = std::move(r.on_event);
@@ -260,8 +269,22 @@ class EngineImpl final : public Engine {
         for (const ScheduledSeq& x : step) finish(active_.at(x.seq->id).get(), FinishReason::kError, s.message());
         continue;
       }
+      // Logits rows come back in batch order: every row of an all_logits
+      // sequence (prompt logprobs; its last is the drawn token's when it
+      // draws), the last row of a host_logits one.
+      const size_t vocab = config_.vocab_size;
+      auto row_at = [&](size_t r) { return std::span<const float>(out.logits.data() + r * vocab, vocab); };
+      std::vector<size_t> first_row(step.size());
+      for (size_t i = 0, row = 0; i < step.size(); ++i) {
+        const BatchSeq& q = batch.seqs[i];
+        first_row[i] = row;
+        row += q.all_logits ? q.n_tokens : q.want_logits && q.host_logits ? 1 : 0;
+        if (q.all_logits)
+          collect_prompt_logprobs(active_.at(step[i].seq->id).get(), step[i].seq->num_computed, q.n_tokens,
+                                  [&](int j) { return row_at(first_row[i] + j); });
+      }
       scheduler_->postprocess(step);
-      size_t token = 0, row = 0;
+      size_t token = 0;
       int decoded = 0;
       for (size_t i = 0; i < step.size(); ++i) {
         const BatchSeq& q = batch.seqs[i];
@@ -269,11 +292,7 @@ class EngineImpl final : public Engine {
         Active* a = active_.at(step[i].seq->id).get();
         SampleOutput chosen;
         chosen.token = out.tokens[token++];
-        if (q.host_logits) {
-          const size_t vocab = config_.vocab_size;
-          chosen = sample_on_host(a, std::span<const float>(out.logits.data() + row * vocab, vocab));
-          ++row;
-        }
+        if (q.host_logits) chosen = sample_on_host(a, row_at(first_row[i] + (q.all_logits ? q.n_tokens - 1 : 0)));
         emit_token(a, chosen);
         ++decoded;
       }
@@ -337,8 +356,10 @@ class EngineImpl final : public Engine {
       q.block_table = s.blocks.data();
       q.n_blocks = static_cast<int>(s.blocks.size());
       q.want_logits = q.context_len == static_cast<int>(s.tokens.size());
+      const Active& a = *active_.at(s.id);
+      // Prompt logprobs: the rows of prompt positions not yet scored.
+      q.all_logits = a.wants_prompt_rows() && s.num_computed < s.prompt_len - 1;
       if (q.want_logits) {
-        const Active& a = *active_.at(s.id);
         q.host_logits = needs_host_logits(a.params);
         q.sampling = device_sampling(a);
       }
@@ -388,11 +409,30 @@ class EngineImpl final : public Engine {
     return sample_token(in);
   }
 
+  // Scores prompt tokens from the rows of positions pos0 .. pos0 + n - 1
+  // (row(j) is position pos0 + j's logits, which predict token pos0 + j + 1).
+  template <typename RowFn>
+  void collect_prompt_logprobs(Active* a, int pos0, int n, RowFn row) {
+    const Sequence& s = a->seq;
+    for (int j = 0; j < n; ++j) {
+      const int pos = pos0 + j;
+      if (pos + 1 >= s.prompt_len) break;
+      if (pos != a->prompt_scored) continue;  // scored before a preemption
+      a->prompt_logprobs.push_back(token_logprob(row(j), valid_vocab(), s.tokens[pos + 1], a->params.prompt_logprobs));
+      ++a->prompt_scored;
+    }
+    if (!a->wants_prompt_rows()) a->seq.reuse_prefix = true;  // a recompute after preemption may reuse
+  }
+
   void emit_token(Active* a, const SampleOutput& out) {
     Sequence& s = a->seq;
     s.tokens.push_back(out.token);
 
     RequestEvent ev;
+    if (a->params.prompt_logprobs >= 0 && !a->prompt_logprobs_sent) {
+      ev.prompt_logprobs = std::move(a->prompt_logprobs);
+      a->prompt_logprobs_sent = true;
+    }
     ev.tokens.push_back(out.token);
     if (a->params.logprobs >= 0) ev.logprobs.push_back(out.logprob);
     if (a->ttft_ms < 0) {

@@ -39,6 +39,8 @@ struct EngineOptions {
   bool time_graph_replays = false;    // measurement: ExecutorOptions::time_graph_replays
 };
 
+inline constexpr int kMaxPromptLogprobs = 20;
+
 struct SamplingParams {
   float temperature = 1.0f;      // 0: greedy
   int top_k = 0;                 // 0: off
@@ -53,6 +55,10 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;     // in addition to the model's EOS
   bool ignore_eos = false;
   int logprobs = -1;             // -1: none; N >= 0: the sampled token's logprob plus N top alternatives
+  // -1: none; N >= 0: every prompt token after the first gets its logprob
+  // (given the tokens before it) plus N top alternatives, in the first
+  // event. Its prompt is computed whole (no prefix-cache reuse).
+  int prompt_logprobs = -1;      // at most kMaxPromptLogprobs
   // Added to these tokens' logits before sampling (OpenAI's logit_bias:
   // -100 bans a token, +100 all but forces it).
   std::vector<std::pair<int32_t, float>> logit_bias;
@@ -82,6 +88,9 @@ struct RequestEvent {
   std::string text;
   std::vector<int32_t> tokens;
   std::vector<TokenLogprob> logprobs;  // one per token when requested
+  // With SamplingParams::prompt_logprobs, in the first event only: prompt
+  // tokens 1 .. n-1, each given the ones before it.
+  std::vector<TokenLogprob> prompt_logprobs;
   FinishReason finish = FinishReason::kNone;
   int prompt_tokens = 0;
   int completion_tokens = 0;

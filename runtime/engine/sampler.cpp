@@ -52,24 +52,30 @@ SampleOutput sample_token(const SampleInput& in) {
   SampleOutput out;
   sample_reference(1, valid, l.data(), &row, &out.token);
 
-  if (p.logprobs >= 0) {
-    // Log-probabilities of the model's own distribution (before penalties and
-    // temperature), over the valid vocabulary.
-    const float* raw = in.logits.data();
-    const float max = *std::max_element(raw, raw + valid);
-    double sum = 0;
-    for (int i = 0; i < valid; ++i) sum += std::exp(static_cast<double>(raw[i]) - max);
-    const double log_z = max + std::log(sum);
-    out.logprob.token = out.token;
-    out.logprob.logprob = static_cast<float>(raw[out.token] - log_z);
-    const int k = std::min(p.logprobs, valid);
-    if (k > 0) {
-      std::vector<int32_t> ids(valid);
-      std::iota(ids.begin(), ids.end(), 0);
-      std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                        [&](int32_t a, int32_t b) { return raw[a] > raw[b] || (raw[a] == raw[b] && a < b); });
-      for (int i = 0; i < k; ++i) out.logprob.top.emplace_back(ids[i], static_cast<float>(raw[ids[i]] - log_z));
-    }
+  // Log-probabilities of the model's own distribution (before penalties and
+  // temperature).
+  if (p.logprobs >= 0) out.logprob = token_logprob(in.logits, valid, out.token, p.logprobs);
+  return out;
+}
+
+TokenLogprob token_logprob(std::span<const float> logits, int valid, int32_t token, int top_n) {
+  valid = std::clamp(valid, 1, static_cast<int>(logits.size()));
+  const float* raw = logits.data();
+  const float max = *std::max_element(raw, raw + valid);
+  double sum = 0;
+  for (int i = 0; i < valid; ++i) sum += std::exp(static_cast<double>(raw[i]) - max);
+  const double log_z = max + std::log(sum);
+  TokenLogprob out;
+  out.token = token;
+  out.logprob = token >= 0 && token < valid ? static_cast<float>(raw[token] - log_z)
+                                            : -std::numeric_limits<float>::infinity();
+  const int k = std::min(top_n, valid);
+  if (k > 0) {
+    std::vector<int32_t> ids(valid);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                      [&](int32_t a, int32_t b) { return raw[a] > raw[b] || (raw[a] == raw[b] && a < b); });
+    for (int i = 0; i < k; ++i) out.top.emplace_back(ids[i], static_cast<float>(raw[ids[i]] - log_z));
   }
   return out;
 }

@@ -28,4 +28,8 @@ struct SampleOutput {
 
 SampleOutput sample_token(const SampleInput& in);
 
+// The log-probability of `token` under softmax(logits[0, valid)) (the
+// model's own distribution), with the top_n most likely ids and theirs.
+TokenLogprob token_logprob(std::span<const float> logits, int valid, int32_t token, int top_n);
+
 }  // namespace ft

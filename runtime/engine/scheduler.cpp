@@ -57,7 +57,7 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
   while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < limits_.max_batch &&
          static_cast<int>(step.size()) < limits_.max_batch) {
     Sequence* seq = waiting_.front();
-    if (seq->blocks.empty()) {
+    if (seq->blocks.empty() && seq->reuse_prefix) {
       seq->num_computed = blocks_->match_prefix(seq->tokens, seq->blocks, &seq->last_hash);
       seq->hashed_blocks = static_cast<int>(seq->blocks.size());
       if (seq->num_computed > 0 && seq->cached_prompt_tokens == 0) seq->cached_prompt_tokens = seq->num_computed;

@@ -24,6 +24,7 @@ struct Sequence {
   int prompt_len = 0;
   int num_computed = 0;         // tokens whose K/V are in the cache
   int cached_prompt_tokens = 0; // of those, reused from the prefix cache at admission
+  bool reuse_prefix = true;     // false: every prompt token is computed (prompt logprobs need their rows)
   std::vector<int32_t> blocks;
   int hashed_blocks = 0;        // leading full blocks registered for reuse
   uint64_t last_hash = 0;

@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -59,6 +60,7 @@ struct Choice {
   ToolCallStream calls;
   size_t calls_sent = 0;
   size_t text_offset = 0;
+  bool echoed = false;  // streamed with echo: the prompt has been sent
   ReasoningSplit held;  // streamed: what the parsers still held at the end
 };
 
@@ -170,6 +172,7 @@ struct RequestLog {
 void absorb(Completion& result, RequestLog& log, std::string& error, const RequestEvent& e) {
   result.text += e.text;
   result.logprobs.insert(result.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
+  result.prompt_logprobs.insert(result.prompt_logprobs.end(), e.prompt_logprobs.begin(), e.prompt_logprobs.end());
   if (e.prompt_tokens) result.prompt_tokens = e.prompt_tokens;
   result.completion_tokens = std::max(result.completion_tokens, e.completion_tokens);
   result.cached_prompt_tokens = std::max(result.cached_prompt_tokens, e.cached_prompt_tokens);
@@ -357,6 +360,21 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   if (!prompt.ok()) return send_error(writer, prompt.error());
   if (auto e = check_lengths(*request, static_cast<int>(prompt->size()), engine->max_context()))
     return send_error(writer, *e);
+  // Completions with echo: the prompt as sent (token ids decoded), and with
+  // logprobs its tokens, the first unscored, before the answer's.
+  std::string echo_text;
+  if (request->echo) {
+    Result<std::string> text = request->prompt_is_tokens ? engine->tokenizer().decode(*prompt) : request->prompt;
+    if (!text.ok()) return send_error(writer, bad_request("cannot decode the prompt: " + text.status().user_message(), "prompt"));
+    echo_text = std::move(*text);
+  }
+  auto echo_logprobs = [&](const Completion& result) {
+    std::vector<TokenLogprob> out;
+    if (!request->echo || request->sampling.logprobs < 0) return out;
+    out.push_back({.token = prompt->front(), .logprob = std::numeric_limits<float>::quiet_NaN(), .top = {}});
+    out.insert(out.end(), result.prompt_logprobs.begin(), result.prompt_logprobs.end());
+    return out;
+  };
   // A thinking model's <think> block comes out as reasoning_content.
   const ReasoningFormat reasoning_format = kind == ApiKind::kChat && options_.split_reasoning
                                                ? reasoning_format_of(engine->chat_template())
@@ -449,6 +467,10 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
       const RequestEvent& e = ce.event;
       absorb(c.result, log, engine_error, e);
       if (!stream || e.finish == FinishReason::kError) continue;
+      if (request->echo && !c.echoed) {  // the prompt's scores come with the first event
+        c.echoed = true;
+        send_text(c, ce.choice, ReasoningSplit{.content = echo_text}, echo_logprobs(c.result));
+      }
       ReasoningSplit split = c.reasoning.push(e.text);
       split.content = c.calls.push(split.content);
       send_text(c, ce.choice, split, e.logprobs);
@@ -495,6 +517,12 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   }
   std::vector<Completion> results;
   for (const Choice& c : choices) results.push_back(c.result);
+  if (request->echo && !stream)
+    for (Completion& r : results) {
+      std::vector<TokenLogprob> lp = echo_logprobs(r);
+      r.logprobs.insert(r.logprobs.begin(), lp.begin(), lp.end());
+      r.text.insert(0, echo_text);
+    }
   if (!stream) return send_json(writer, 200, full_response(ctx, results));
   for (int i = 0; i < request->n; ++i) {
     Choice& c = choices[i];

@@ -348,9 +348,8 @@ std::optional<ApiError> parse_completion_fields(const Fields& f, GenerationReque
   int64_t logprobs = -1;
   FT_API_CHECK(f.integer("logprobs", logprobs, 0, kMaxTopLogprobs));
   r.sampling.logprobs = static_cast<int>(logprobs);
-  bool echo = false;
-  FT_API_CHECK(f.boolean("echo", echo));
-  if (echo) return bad_request("'echo' is not supported", "echo");
+  FT_API_CHECK(f.boolean("echo", r.echo));
+  if (r.echo && r.sampling.logprobs >= 0) r.sampling.prompt_logprobs = r.sampling.logprobs;
   std::string suffix;
   FT_API_CHECK(f.string("suffix", suffix));
   if (!suffix.empty()) return bad_request("'suffix' is not supported", "suffix");
@@ -371,7 +370,9 @@ json bytes_json(const std::string& text) {
 }
 
 // A logprob as JSON: -inf (a token the sampler ruled out) has no JSON number.
-json logprob_value(float lp) { return std::isfinite(lp) ? json(lp) : json(-9999.0); }
+// NaN: no logprob (an echoed prompt's first token); -inf: -9999, as OpenAI
+// writes an impossible token.
+json logprob_value(float lp) { return std::isnan(lp) ? json() : std::isfinite(lp) ? json(lp) : json(-9999.0); }
 
 json chat_logprobs(const ResponseContext& ctx, std::span<const TokenLogprob> logprobs) {
   json content = json::array();
@@ -395,7 +396,7 @@ json completion_logprobs(const ResponseContext& ctx, std::span<const TokenLogpro
     values.push_back(logprob_value(lp.logprob));
     json top = json::object();
     for (const auto& [id, value] : lp.top) top[token_string_for_json(ctx, id)] = logprob_value(value);
-    tops.push_back(top);
+    tops.push_back(std::isnan(lp.logprob) ? json() : top);
     offsets.push_back(offset);
     offset += text.size();
   }

@@ -77,6 +77,9 @@ struct GenerationRequest {
   std::string prompt;
   std::vector<int32_t> prompt_tokens;
   bool prompt_is_tokens = false;
+  // Completions: the answer's text (and logprobs) starts with the prompt's;
+  // with logprobs, the prompt's tokens are scored (the first one: null).
+  bool echo = false;
 
   SamplingParams sampling;
   int n = 1;  // choices: that many samples of the same prompt
@@ -131,6 +134,8 @@ struct ResponseContext {
 struct Completion {
   std::string text = {};
   std::vector<TokenLogprob> logprobs = {};
+  // Prompt tokens 1 .. n-1 scored (SamplingParams::prompt_logprobs).
+  std::vector<TokenLogprob> prompt_logprobs = {};
   FinishReason finish = FinishReason::kNone;
   int prompt_tokens = 0;
   int completion_tokens = 0;

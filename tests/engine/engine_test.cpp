@@ -21,6 +21,8 @@ struct Collector {
   std::string text;
   std::vector<int32_t> tokens;
   std::vector<TokenLogprob> logprobs;
+  std::vector<TokenLogprob> prompt_logprobs;
+  int prompt_logprob_events = 0;
   RequestEvent last;
   bool done = false;
   int events = 0;
@@ -31,6 +33,8 @@ struct Collector {
       text += e.text;
       tokens.insert(tokens.end(), e.tokens.begin(), e.tokens.end());
       logprobs.insert(logprobs.end(), e.logprobs.begin(), e.logprobs.end());
+      if (!e.prompt_logprobs.empty()) ++prompt_logprob_events;
+      prompt_logprobs.insert(prompt_logprobs.end(), e.prompt_logprobs.begin(), e.prompt_logprobs.end());
       ++events;
       last = e;
       if (e.finish != FinishReason::kNone) done = true;
@@ -235,6 +239,58 @@ TEST_F(EngineTest, LogprobsComeWithEveryToken) {
     ASSERT_EQ(c.logprobs[i].top.size(), 3u);
     EXPECT_GE(c.logprobs[i].top[0].second, c.logprobs[i].logprob);
   }
+}
+
+// Prompt logprobs score each prompt token given the ones before it, from the
+// prefill's rows (chunked here: 8 tokens a step). A prompt that continues
+// with tokens the model drew scores them as the draw did, and a second run
+// of the same prompt computes it again rather than reusing its cached blocks.
+TEST_F(EngineTest, PromptLogprobsAgreeWithTheDrawnTokensLogprobs) {
+  auto engine = open(8, 0, 8);
+  ASSERT_TRUE(engine);
+  const std::vector<int32_t> p = prompt(*engine, "The quick brown fox jumps over the lazy dog, and then it sleeps.");
+  ASSERT_GT(p.size(), 9u);
+  SamplingParams greedy = params(1, 4, 0.0f);
+  greedy.logprobs = 2;
+  Collector a;
+  ASSERT_TRUE(engine->submit({p, greedy, a.callback()}).ok());
+  ASSERT_TRUE(a.wait());
+  ASSERT_EQ(a.tokens.size(), 4u);
+  EXPECT_TRUE(a.prompt_logprobs.empty());  // not asked for
+
+  std::vector<int32_t> longer = p;
+  longer.insert(longer.end(), a.tokens.begin(), a.tokens.begin() + 3);
+  SamplingParams sp = greedy;
+  sp.max_tokens = 1;
+  sp.prompt_logprobs = 2;
+  for (int run = 0; run < 2; ++run) {
+    Collector b;
+    ASSERT_TRUE(engine->submit({longer, sp, b.callback()}).ok());
+    ASSERT_TRUE(b.wait());
+    EXPECT_EQ(b.prompt_logprob_events, 1);  // all in the first event
+    EXPECT_EQ(b.last.cached_prompt_tokens, 0) << "run " << run;
+    ASSERT_EQ(b.prompt_logprobs.size(), longer.size() - 1) << "run " << run;
+    for (size_t i = 0; i + 1 < longer.size(); ++i) {
+      const TokenLogprob& lp = b.prompt_logprobs[i];
+      EXPECT_EQ(lp.token, longer[i + 1]);
+      EXPECT_LE(lp.logprob, 0.0f);
+      ASSERT_EQ(lp.top.size(), 2u);
+      EXPECT_GE(lp.top[0].second, lp.top[1].second);
+      EXPECT_GE(lp.top[0].second + 1e-6f, lp.logprob);
+    }
+    for (size_t k = 0; k < 3; ++k) {  // the drawn tokens, scored as prompt
+      const TokenLogprob& lp = b.prompt_logprobs[p.size() - 1 + k];
+      EXPECT_NEAR(lp.logprob, a.logprobs[k].logprob, 1e-4) << "token " << k << ", run " << run;
+      EXPECT_EQ(lp.top[0].first, a.logprobs[k].top[0].first);  // greedy: the drawn token leads
+    }
+    ASSERT_EQ(b.tokens.size(), 1u);
+    EXPECT_EQ(b.tokens[0], a.tokens[3]);
+    EXPECT_NEAR(b.logprobs[0].logprob, a.logprobs[3].logprob, 1e-4);
+  }
+  SamplingParams too_many = sp;
+  too_many.prompt_logprobs = kMaxPromptLogprobs + 1;
+  Collector c;
+  EXPECT_FALSE(engine->submit({p, too_many, c.callback()}).ok());
 }
 
 // Without logprobs or penalties the token is drawn by the sampling op on the

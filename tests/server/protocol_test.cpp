@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,14 @@ TEST(ParseCompletion, PromptForms) {
   EXPECT_EQ(one.prompt, "only");
   GenerationRequest nested = parse_ok(ApiKind::kCompletion, R"({"prompt":[[7,8]]})");
   EXPECT_EQ(nested.prompt_tokens, (std::vector<int32_t>{7, 8}));
+
+  // echo scores the prompt only when logprobs are asked for.
+  GenerationRequest echo = parse_ok(ApiKind::kCompletion, R"({"prompt":"x","echo":true})");
+  EXPECT_TRUE(echo.echo);
+  EXPECT_EQ(echo.sampling.prompt_logprobs, -1);
+  GenerationRequest scored = parse_ok(ApiKind::kCompletion, R"({"prompt":"x","echo":true,"logprobs":1})");
+  EXPECT_EQ(scored.sampling.prompt_logprobs, 1);
+  EXPECT_EQ(parse_ok(ApiKind::kCompletion, R"({"prompt":"x","logprobs":1})").sampling.prompt_logprobs, -1);
 }
 
 TEST(ParseCompletion, Errors) {
@@ -161,7 +170,7 @@ TEST(ParseCompletion, Errors) {
   EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":["a","b"]})").param, "prompt");
   EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":[1,-2]})").param, "prompt");
   EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":{"x":1}})").param, "prompt");
-  EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":"x","echo":true})").param, "echo");
+  EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":"x","echo":1})").param, "echo");
   EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":"x","logprobs":true})").param, "logprobs");
   EXPECT_EQ(parse_error(ApiKind::kCompletion, R"({"prompt":"x","best_of":3})").param, "best_of");
   // A chat field on the completions endpoint is not read; a missing prompt is the error.
@@ -269,6 +278,16 @@ TEST(Responses, TextCompletionWithLogprobs) {
   EXPECT_EQ(lp["text_offset"], json({0, 2}));
   EXPECT_EQ(lp["top_logprobs"][0]["Hi"], -0.5);
   EXPECT_EQ(lp["top_logprobs"][0][" there"], -1.5);
+
+  // An echoed prompt's first token has no logprob (NaN): null, and null top;
+  // an impossible token (-inf) is -9999.
+  c.logprobs = {{1, std::numeric_limits<float>::quiet_NaN(), {}},
+                {2, -std::numeric_limits<float>::infinity(), {{1, -0.5f}}}};
+  const json echoed = full_response(context(ApiKind::kCompletion, true), c)["choices"][0]["logprobs"];
+  EXPECT_TRUE(echoed["token_logprobs"][0].is_null());
+  EXPECT_TRUE(echoed["top_logprobs"][0].is_null());
+  EXPECT_EQ(echoed["token_logprobs"][1], -9999.0);
+  EXPECT_EQ(echoed["top_logprobs"][1]["Hi"], -0.5);
 }
 
 TEST(Responses, ChatLogprobsShape) {

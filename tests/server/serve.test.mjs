@@ -349,6 +349,49 @@ test("completions, streamed and not, with logprobs", async () => {
   assert.equal(text, whole.choices[0].text);
 });
 
+// How an evaluation harness scores text (echo, logprobs, one token): the
+// prompt comes back in the text and its tokens are scored, the first with
+// null; the drawn token is scored as without echo.
+test("completions with echo score the prompt", async () => {
+  const prompt = "The capital of France is";
+  const base = { model: "tiny", prompt, temperature: 0, max_tokens: 1, ignore_eos: true, logprobs: 1 };
+  const plain = await client().completions.create(base);
+  const echoed = await client().completions.create({ ...base, echo: true });
+  const c = echoed.choices[0];
+  assert.equal(c.text, prompt + plain.choices[0].text);
+  const n = echoed.usage.prompt_tokens;
+  const lp = c.logprobs;
+  assert.equal(lp.tokens.length, n + 1);
+  assert.equal(lp.tokens.join(""), c.text);
+  assert.equal(lp.token_logprobs[0], null);
+  assert.equal(lp.top_logprobs[0], null);
+  for (let i = 1; i <= n; i++) {
+    assert.ok(lp.token_logprobs[i] <= 0, String(lp.token_logprobs[i]));
+    assert.equal(Object.keys(lp.top_logprobs[i]).length, 1);
+    assert.ok(Object.values(lp.top_logprobs[i])[0] >= lp.token_logprobs[i] - 1e-6);
+  }
+  assert.ok(Math.abs(lp.token_logprobs[n] - plain.choices[0].logprobs.token_logprobs[0]) < 1e-4);
+  assert.deepEqual(lp.text_offset.slice(0, 2), [0, lp.tokens[0].length]);
+  // Asked again (its blocks are in the prefix cache), the prompt is scored again, the same.
+  const again = await client().completions.create({ ...base, echo: true });
+  assert.deepEqual(again.choices[0].logprobs.token_logprobs, lp.token_logprobs);
+
+  // Streamed: the prompt (and its scores) first.
+  const stream = await client().completions.create({ ...base, echo: true, stream: true });
+  let text = "";
+  const scores = [];
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.text ?? "";
+    scores.push(...(chunk.choices[0]?.logprobs?.token_logprobs ?? []));
+  }
+  assert.equal(text, c.text);
+  assert.deepEqual(scores, lp.token_logprobs);
+  // Without logprobs: only the text.
+  const bare = await client().completions.create({ ...base, logprobs: undefined, echo: true });
+  assert.equal(bare.choices[0].text, c.text);
+  assert.equal(bare.choices[0].logprobs, null);
+});
+
 test("chat logprobs and top_logprobs", async () => {
   const r = await client().chat.completions.create({ ...chatRequest(3), logprobs: true, top_logprobs: 3 });
   const content = r.choices[0].logprobs.content;
@@ -432,7 +475,7 @@ test("errors in the OpenAI shape", async () => {
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), n: 17 }), 400, (e) => assert.equal(e.param, "n"));
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", pattern: "^a" } } } }), 400,
     (e) => assert.equal(e.param, "response_format"));
-  await expectApiError(client().completions.create({ model: "tiny", prompt: "x", echo: true }), 400, (e) => assert.equal(e.param, "echo"));
+  await expectApiError(client().completions.create({ model: "tiny", prompt: "x", suffix: "y" }), 400, (e) => assert.equal(e.param, "suffix"));
   // Unknown model.
   await expectApiError(client().chat.completions.create({ ...chatRequest(1), model: "gpt-4o" }), 404, (e) =>
     assert.equal(e.code, "model_not_found"));
