@@ -112,9 +112,15 @@ FT_DEVICE int decode_span(int ctx, int parts, int min_span, int block_size) {
 
 // The merge of one (sequence, KV head)'s n_parts partials into `out`, by the
 // block that finished last. Up to kSerialParts partials (a chat's contexts:
-// at most 512 tokens in 64-token spans), each thread merges its 4 output
-// elements partition after partition. More, and the merge puts every load it
-// can in flight: a wave per head finds the heads' maxima and weighted sums
+// at most 512 tokens in 64-token spans; batch 32 at 4,096 tokens), each
+// thread loads its 4 output elements of every partial at once and merges
+// them: one round trip to L2. H100, attention_bench, the same run, against
+// this branch loading them partition after partition (two round trips
+// each): b1 at 128 tokens 6.07-6.16 -> 5.83-5.90 us, b32 at 4,096 263 ->
+// 198 us (68% -> 90% of copy), b8 at 16,384 266 -> 202 us (that loop had
+// measured 197 and 202 us as a function of its own, before the parallel
+// branch came beside it: bench/RESULTS.md). More partials, and the merge
+// puts every load it can in flight: a wave per head finds the heads' maxima and weighted sums
 // (lanes over the partitions), then each thread sums kMergeLoads partitions
 // at a time for 4 elements and one slice of the partitions, and the slices
 // meet in LDS. H100, attention_bench: b1 at 4,096 tokens (32 partials, 16
@@ -132,21 +138,33 @@ FT_DEVICE void decode_merge(const DecodeArgs<T>& a, long long head0, int n_parts
   const int tid = thread_x(), lane = lane_id(), wave = wave_id();
   constexpr int kSerialParts = 8;
   if (n_parts <= kSerialParts) {  // uniform over the block
+    // Every partial's loads at once (clamped past n_parts, weighted 0): one
+    // round trip instead of two per partition.
     for (int i0 = 0; i0 < kOut4; i0 += kThreads) {  // uniform trip count: the q8 store shuffles
       const bool active = i0 + tid < kOut4;
       const int i = active ? 4 * (i0 + tid) : 0;
       const int g = i / kHeadDim, d = i % kHeadDim;
-      const long long p0 = (head0 + g) * a.max_parts;  // the head's first partial
-      const int np = active ? n_parts : 0;
-      float m = kAttnMinus;
-      for (int p = 0; p < np; ++p) m = attn_max(m, a.part_ml[2 * (p0 + p)]);
-      float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (int p = 0; p < np; ++p) {
-        const float w = fast_exp2(a.part_ml[2 * (p0 + p)] - m);
-        l += w * a.part_ml[2 * (p0 + p) + 1];
-        const Vec<float, 16> v = load_vec<float, 16>(a.part_out + (p0 + p) * kHeadDim + d);
+      const float* ml = a.part_ml + 2 * (head0 + g) * a.max_parts;
+      const float* po = a.part_out + (head0 + g) * a.max_parts * kHeadDim + d;
+      float mp[kSerialParts], lp[kSerialParts];
+      Vec<float, 16> v[kSerialParts];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) o[e] += w * v.v[e];
+      for (int u = 0; u < kSerialParts; ++u) {
+        const int p = attn_min(u, n_parts - 1);
+        mp[u] = ml[2 * p];
+        lp[u] = ml[2 * p + 1];
+        v[u] = load_vec<float, 16>(po + static_cast<long long>(p) * kHeadDim);
+      }
+      float m = kAttnMinus;
+#pragma unroll
+      for (int u = 0; u < kSerialParts; ++u) m = u < n_parts ? attn_max(m, mp[u]) : m;
+      float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int u = 0; u < kSerialParts; ++u) {
+        const float w = u < n_parts ? fast_exp2(mp[u] - m) : 0.0f;
+        l += w * lp[u];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[e] += w * v[u].v[e];
       }
 #pragma unroll
       for (int e = 0; e < 4; ++e) o[e] = l > 0.0f ? o[e] / l : 0.0f;
