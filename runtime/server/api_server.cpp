@@ -365,7 +365,8 @@ void ApiServer::generate(ApiKind kind, const HttpRequest& http, ResponseWriter& 
   std::string echo_text;
   if (request->echo) {
     Result<std::string> text = request->prompt_is_tokens ? engine->tokenizer().decode(*prompt) : request->prompt;
-    if (!text.ok()) return send_error(writer, bad_request("cannot decode the prompt: " + text.status().user_message(), "prompt"));
+    if (!text.ok())
+      return send_error(writer, bad_request("cannot decode the prompt: " + text.status().user_message(), "prompt"));
     echo_text = std::move(*text);
   }
   auto echo_logprobs = [&](const Completion& result) {
