@@ -13,7 +13,9 @@
 #      alternating the variants (a chat's short contexts, where each layer's
 #      attention is a short launch).
 # OPS=0 skips 3 and 4 (each variant compiles its own kernels for them: most
-# of the run). VARIANTS picks the ksrc_NAME folders (devbuild.sh).
+# of the run). VARIANTS picks the ksrc_NAME folders; AB_ENVS adds this build
+# with other environment variables ("FT_DECODE_WAVES=16 FT_DECODE_MIN_SPAN=128"),
+# as devbuild.sh's load_variants says.
 # Usage: tests/gpu/attention_ab.sh OUT_DIR
 set -uo pipefail
 out="${1:?usage: attention_ab.sh OUT_DIR}"
@@ -44,8 +46,9 @@ if [ "${OPS:-1}" != 0 ]; then
   step "op_check attention"
   for i in "${!names[@]}"; do
     echo -n "${names[$i]}: "
-    env ${envs[$i]} "$bin/op_check" attention > "$out/op_check_attention_${names[$i]}.txt" 2>&1 || status=1
-    grep -E "FAIL|passed" "$out/op_check_attention_${names[$i]}.txt"
+    log="$out/op_check_attention_$(variant_file "${names[$i]}").txt"
+    env ${envs[$i]} "$bin/op_check" attention > "$log" 2>&1 || status=1
+    grep -E "FAIL|passed" "$log"
   done
 
   step "tiny Q4_K_M model, 1 and 12 sequences, GPU against the CPU"

@@ -24,13 +24,17 @@ synth_8b_q4() {  # LAYERS PATH LOG
     --kv-heads 8 --head-dim 128 --type q4_k_m --quiet --vocab-from "$tok/tokenizer.json" \
     --tokenizer-config "$tok/tokenizer_config.json" -o "$2.part" > "$3" 2>&1 && mv "$2.part" "$2"
 }
-# The A/B scripts' variants: names=(build ksrc_NAME...) and envs=("" and the
-# environment each .devbuild/ksrc_NAME folder of kernel sources runs in), or
-# only the folders that VARIANTS (space-separated ksrc_NAME names) lists.
+# The A/B scripts' variants: names=(build ksrc_NAME... SETTING...) and
+# envs=("" and the environment each runs in): each .devbuild/ksrc_NAME
+# folder of kernel sources (only those VARIANTS, space-separated ksrc_NAME
+# names, lists when set), then each AB_ENVS setting, this build with other
+# environment variables (space-separated settings, several variables of one
+# joined by commas: "FT_DECODE_WAVES=16 FT_DECODE_MIN_SPAN=128,FT_PDL=0").
+# variant_file NAME gives a name fit for a file that comes back from the GPU.
 load_variants() {
   names=("build")
   envs=("")
-  local k n
+  local k n e
   for k in "$pack"/ksrc_*; do
     [ -d "$k" ] || continue
     n="$(basename "$k")"
@@ -38,4 +42,9 @@ load_variants() {
     names+=("$n")
     envs+=("FT_KERNEL_SRC_DIR=$k FT_CACHE_DIR=$work/cache_$n")
   done
+  for e in ${AB_ENVS:-}; do
+    names+=("$e")
+    envs+=("${e//,/ }")
+  done
 }
+variant_file() { echo "${1//[^A-Za-z0-9_.-]/_}"; }

@@ -162,8 +162,7 @@ tiny_q4_check() {
   # 12 sequences: the batch-16 graph, whose projections decode W into the
   # GEMM's tile (gemm_q) where 3 and 1 take the GEMV.
   for seqs in 12 3 1; do "$bin/e2e_check" "$work/tiny_q4.gguf" 24 cuda:0 $seqs | tail -1 || status=1; done
-  for_each_ksrc tiny_q4_variant
-  for_each_env tiny_q4_variant
+  for_each_variant tiny_q4_variant
 }
 # A tiny synthetic bf16 model on the GPU against the CPU: three sequences
 # (decode graphs, a padded bucket); the last LINES lines of its table (default 8).
@@ -182,24 +181,15 @@ tiny_q4_variant() {  # NAME ENV...: the tiny check on a variant, at TINY_SEQS se
   done
 }
 
-# Calls FN NAME env FT_KERNEL_SRC_DIR=... FT_CACHE_DIR=... for every
-# .devbuild/ksrc_NAME folder of kernel sources (kernel-only variants; those
-# VARIANTS lists, when set: devbuild.sh's load_variants).
-for_each_ksrc() {
+# Calls FN NAME env SETTINGS... for every variant of devbuild.sh's
+# load_variants but this build: each .devbuild/ksrc_NAME folder of kernel
+# sources (those VARIANTS lists, when set), then each AB_ENVS setting.
+for_each_variant() {
   local i
   load_variants
   for i in "${!names[@]}"; do
     [ "$i" = 0 ] && continue  # names[0]: this build
     "$1" "${names[$i]}" env ${envs[$i]}
-  done
-}
-
-# Calls FN NAME env SETTINGS... for every AB_ENVS setting (this build with
-# other environment variables).
-for_each_env() {
-  local e
-  for e in ${AB_ENVS:-}; do
-    "$1" "$e" env ${e//,/ }
   done
 }
 
@@ -222,8 +212,7 @@ decode_ab() {
   for round in $(seq "$1"); do
     decode_b1 "this build" "$bin/e2e_bench"
     [ -x "$bin/e2e_bench_base" ] && decode_b1 "base build" "$bin/e2e_bench_base"
-    for_each_ksrc decode_b1_variant
-    for_each_env decode_b1_variant
+    for_each_variant decode_b1_variant
   done
 }
 
@@ -309,7 +298,7 @@ if [ "$phase" = targets ]; then
   "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --batch 32 | tail -3 | tee -a "$out/e2e_q4.txt" || status=1
 fi
 op_check_ab() {  # NAME ENV...
-  local name="$1" log="$out/op_check_${1//[^A-Za-z0-9_.-]/_}.txt"; shift  # a plain file name comes back
+  local name="$1" log="$out/op_check_$(variant_file "$1").txt"; shift  # a plain file name comes back
   step "op_check ${AB_OP_CHECK:-matmul attention}: $name"
   "$@" "$bin/op_check" ${AB_OP_CHECK:-matmul attention} > "$log" 2>&1 || status=1
   grep -E "FAIL|passed" "$log"
@@ -329,8 +318,7 @@ if [ "$phase" = ab ]; then
   # and every kernel-source variant.
   if [ "${AB_OP_CHECK:-}" != none ]; then
     [ -x "$bin/e2e_bench_base" ] && op_check_ab "this build" env
-    for_each_ksrc op_check_ab
-    for_each_env op_check_ab
+    for_each_variant op_check_ab
   fi
 fi
 # gemm_bench's quantized table and Q4_K_M decode at batch 1 and BATCH (default
@@ -338,7 +326,7 @@ fi
 batch_variant() {
   local name="$1"; shift
   step "gemm_bench --quantized: $name"
-  "$@" "$bin/gemm_bench" --quantized | tee "$out/gemm_bench_${name//[^A-Za-z0-9_.-]/_}.txt" | tail -n +2 || status=1
+  "$@" "$bin/gemm_bench" --quantized | tee "$out/gemm_bench_$(variant_file "$name").txt" | tail -n +2 || status=1
   step "e2e_bench q4_k_m --batch ${BATCH:-32} --step-times: $name"
   "$@" "$bin/e2e_bench" --model "$work/q4_k_m.gguf" --batch "${BATCH:-32}" --step-times 2> "$work/batch.err" \
     | grep -E "between steps|^decode|^prefill" || { status=1; tail -3 "$work/batch.err"; }
@@ -354,13 +342,11 @@ if [ "$phase" = batch ]; then
   TINY_SEQS="12 1" tiny_q4_check
   wait $convert || { cat "$work/convert.log"; status=1; }
   batch_variant "this build" env
-  for_each_ksrc batch_variant
-  for_each_env batch_variant
+  for_each_variant batch_variant
   if [ "${AB_OP_CHECK:-}" != none ]; then
     AB_OP_CHECK="${AB_OP_CHECK:-gemm matmul}"
     op_check_ab "this build" env
-    for_each_ksrc op_check_ab
-    for_each_env op_check_ab
+    for_each_variant op_check_ab
   fi
 fi
 if [ "$phase" = skip ]; then
