@@ -245,10 +245,13 @@ void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
       {"POST", "/v1/chat/completions", nullptr}, {"POST", "/v1/completions", nullptr},
       {"GET", "/v1/models", nullptr},            {"GET", "/metrics", nullptr},
       {"POST", "/tokenize", &ApiServer::tokenize}, {"POST", "/detokenize", &ApiServer::detokenize},
-      {"POST", "/apply-template", &ApiServer::apply_template},
+      {"POST", "/apply-template", &ApiServer::apply_template}, {"GET", "/v1/models/{id}", &ApiServer::model},
   };
+  // /v1/models/ID is the route /v1/models/{id}.
+  const std::string_view route_path =
+      path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size() ? "/v1/models/{id}" : std::string_view(path);
   for (const Route& route : kRoutes) {
-    if (path != route.path) continue;
+    if (route_path != route.path) continue;
     if (request.method != route.method) {
       ApiError e = server_error(405, fmt::format("{} needs {}, not {}", path, route.method, request.method));
       e.type = "invalid_request_error";
@@ -263,7 +266,6 @@ void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
     }
     return (this->*route.run)(request, writer);
   }
-  if (path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size()) return model(request, writer);
   ApiError e = server_error(404, fmt::format("no such endpoint: {} {}", request.method, path), "not_found");
   e.type = "invalid_request_error";
   send_error(writer, e);
@@ -273,17 +275,8 @@ void ApiServer::dispatch(const HttpRequest& request, ResponseWriter& writer) {
 // model's object, or the same 404 a request for another model gets. The id
 // may come percent-encoded ("org%2Fname").
 void ApiServer::model(const HttpRequest& request, ResponseWriter& writer) {
-  if (request.method != "GET") {
-    ApiError e = server_error(405, fmt::format("{} needs GET, not {}", request.path, request.method));
-    e.type = "invalid_request_error";
-    return send_error(writer, e);
-  }
   const std::optional<std::string> id = percent_decode(std::string_view(request.path).substr(kModelPrefix.size()));
-  if (!id) {
-    ApiError e = server_error(400, fmt::format("{}: a '%' not followed by two hex digits", request.path));
-    e.type = "invalid_request_error";
-    return send_error(writer, e);
-  }
+  if (!id) return send_error(writer, bad_request(fmt::format("{}: a '%' not followed by two hex digits", request.path)));
   if (std::optional<ApiError> e = check_model(*id, options_.served_model_name)) return send_error(writer, *e);
   Engine* engine = engine_.load();
   send_json(writer, 200, model_json(options_.served_model_name, created_, engine ? engine->max_context() : 0));
