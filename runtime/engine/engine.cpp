@@ -58,7 +58,6 @@ struct Active {
   // the prompt's rows come back (a recomputed prompt adds nothing twice).
   std::vector<TokenLogprob> prompt_logprobs;
   int prompt_scored = 0;  // prompt tokens 1 .. prompt_scored are in prompt_logprobs (or sent)
-  bool prompt_logprobs_sent = false;
   bool wants_prompt_rows() const { return params.prompt_logprobs >= 0 && prompt_scored < seq.prompt_len - 1; }
 };
 
@@ -429,10 +428,8 @@ class EngineImpl final : public Engine {
     s.tokens.push_back(out.token);
 
     RequestEvent ev;
-    if (a->params.prompt_logprobs >= 0 && !a->prompt_logprobs_sent) {
-      ev.prompt_logprobs = std::move(a->prompt_logprobs);
-      a->prompt_logprobs_sent = true;
-    }
+    const bool first = static_cast<int>(s.tokens.size()) == s.prompt_len + 1;
+    if (first && a->params.prompt_logprobs >= 0) ev.prompt_logprobs = std::move(a->prompt_logprobs);
     ev.tokens.push_back(out.token);
     if (a->params.logprobs >= 0) ev.logprobs.push_back(out.logprob);
     if (a->ttft_ms < 0) {
