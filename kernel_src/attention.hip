@@ -120,14 +120,15 @@ FT_DEVICE int decode_span(int ctx, int parts, int min_span, int block_size) {
 // 198 us (68% -> 90% of copy), b8 at 16,384 266 -> 202 us (that loop had
 // measured 197 and 202 us as a function of its own, before the parallel
 // branch came beside it: bench/RESULTS.md). More partials, and the merge
-// puts every load it can in flight: a wave per head finds the heads' maxima and weighted sums
-// (lanes over the partitions), then each thread sums kMergeLoads partitions
-// at a time for 4 elements and one slice of the partitions, and the slices
-// meet in LDS. H100, attention_bench: b1 at 4,096 tokens (32 partials, 16
-// round trips to L2 in a row when serial) 12.0 -> 11.0 us; but b1 at 128
-// tokens (2 partials) 6.15 -> 6.70 us and 12-layer Q4_K_M decode b1 1,098
-// -> 1,087 tok/s with every merge parallel (its barriers and reductions
-// cost more than 2 serial round trips). smem holds kSmemFloats floats.
+// puts every load it can in flight: a wave per head finds the heads' maxima
+// and weighted sums (lanes over the partitions), then each thread sums
+// kMergeLoads partitions at a time for 4 elements and one slice of the
+// partitions, and the slices meet in LDS. H100, attention_bench: b1 at 4,096
+// tokens (32 partials, 16 round trips to L2 in a row when serial) 12.0 ->
+// 11.0 us; every merge this way, b1 at 128 tokens (2 partials) went 6.15 ->
+// 6.70 us and 12-layer Q4_K_M decode b1 1,098 -> 1,087 tok/s (its barriers
+// and reductions cost more than 2 serial round trips). smem holds kSmemFloats
+// floats.
 template <typename T, int kHeadDim, int kGroup, int kThreads, int kSmemFloats>
 FT_DEVICE void decode_merge(const DecodeArgs<T>& a, long long head0, int n_parts, float (&smem)[kSmemFloats],
                             float (&s_max)[kGroup], float (&s_sum)[kGroup]) {
