@@ -14,11 +14,14 @@ std::string KernelSpec::template_args_text() const {
 }
 
 std::string generate_source(const KernelSpec& spec) {
+  const std::string bounds = spec.min_blocks > 0
+                                 ? fmt::format("FT_LAUNCH_BOUNDS_MIN({}, {})", spec.block_threads, spec.min_blocks)
+                                 : fmt::format("FT_LAUNCH_BOUNDS({})", spec.block_threads);
   return fmt::format(
       "#include \"{}.hip\"\n"
-      "extern \"C\" __global__ void FT_LAUNCH_BOUNDS({}) {}({} args) {{ {}{}<{}>(args); }}\n", spec.family,
-      spec.block_threads, spec.name, spec.args_type, spec.waits_itself ? "" : "ft::grid_dependency_begin(); ",
-      spec.function, spec.template_args_text());
+      "extern \"C\" __global__ void {} {}({} args) {{ {}{}<{}>(args); }}\n", spec.family, bounds, spec.name,
+      spec.args_type, spec.waits_itself ? "" : "ft::grid_dependency_begin(); ", spec.function,
+      spec.template_args_text());
 }
 
 bool is_nvidia_only_flag(const std::string& flag) {

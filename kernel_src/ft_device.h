@@ -34,8 +34,13 @@ typedef signed char ft_i8;
 #define __shared__ __attribute__((shared))
 #endif
 #define FT_LAUNCH_BOUNDS(threads) __attribute__((amdgpu_flat_work_group_size(1, threads)))
+// AMD: the block size only (a minimum occupancy there is waves per SIMD, a
+// different bound that no spec asks for yet).
+#define FT_LAUNCH_BOUNDS_MIN(threads, blocks) FT_LAUNCH_BOUNDS(threads)
 #else
 #define FT_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+// `blocks` blocks of `threads` resident per SM: ptxas keeps registers within that.
+#define FT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads, blocks)
 #endif
 
 #define FT_DEVICE __device__ __forceinline__

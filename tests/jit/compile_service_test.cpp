@@ -83,6 +83,27 @@ TEST(CompileService, CompilesOnceThenHitsTheCache) {
   EXPECT_EQ(h.service->compiles_started(), 1);
 }
 
+// A norm row wider than 8 vectors a thread takes a wider block with a launch
+// bound of two blocks per SM: without it ptxas gave the plain 20480-wide
+// norm 66 registers, one 512-thread block per SM.
+TEST(CompileService, WideNormRowsKeepTwoBlocksPerSmOnNvidia) {
+  ScratchDir dir;
+  Harness h(dir.path());
+  for (bool add : {false, true}) {
+    KernelSpec spec = rmsnorm_spec(*find_target("sm_90"), DType::kBF16, 20480, add);
+    ASSERT_EQ(spec.block_threads, 512);
+    auto k = h.service->get(spec, target("sm_90"));
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_GT(k->resources.registers, 0) << spec.name;
+    EXPECT_LE(k->resources.registers * spec.block_threads * 2, 65536) << spec.name;
+    EXPECT_FALSE(k->resources.has_spills()) << spec.name;
+    // AMD takes the block size only; the bound still compiles there.
+    auto amd = h.service->get(rmsnorm_spec(*find_target("gfx1150"), DType::kBF16, 20480, add), target("gfx1150"));
+    ASSERT_TRUE(amd.ok()) << amd.status().to_string();
+    EXPECT_FALSE(amd->resources.has_spills()) << spec.name;
+  }
+}
+
 TEST(CompileService, IdenticalRequestsInFlightCompileOnce) {
   ScratchDir dir;
   Harness h(dir.path(), CompileServiceOptions{.jobs = 2});
