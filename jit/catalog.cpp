@@ -34,7 +34,8 @@ KernelSpec rmsnorm_spec(const TargetFacts& target, DType dtype, int hidden, bool
   if (q8_out) s.template_args.push_back("true");
   s.args_type = fmt::format("ft::RmsNormArgs<{}>", dtype_device_name(dtype));
   s.block_threads = threads;
-  if (threads > tile.block_threads) s.min_blocks = 2;
+  // Two blocks of 1024 would leave 32 registers a thread: that bound is not asked.
+  if (threads > tile.block_threads && threads <= 512) s.min_blocks = 2;
   return s;
 }
 

@@ -177,13 +177,14 @@ TEST(KernelSpec, WideNormRowsGetMoreThreads) {
   EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 131072).block_threads, 1024);
   EXPECT_EQ(rmsnorm_spec(t, DType::kF32, 8192).block_threads, 256);
   EXPECT_EQ(rmsnorm_spec(t, DType::kF32, 8196).block_threads, 512);
-  // The wider blocks ask for two of them per SM; the tile's own block asks nothing.
+  // The wider blocks up to 512 threads ask for two of them per SM; the tile's own block asks nothing.
   EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 4096).min_blocks, 0);
   EXPECT_NE(generate_source(rmsnorm_spec(t, DType::kBF16, 4096)).find("FT_LAUNCH_BOUNDS(256) ft_rmsnorm"),
             std::string::npos);
   EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 20480).min_blocks, 2);
   EXPECT_NE(generate_source(rmsnorm_spec(t, DType::kBF16, 20480)).find("FT_LAUNCH_BOUNDS_MIN(512, 2) ft_rmsnorm"),
             std::string::npos);
+  EXPECT_EQ(rmsnorm_spec(t, DType::kBF16, 65536).min_blocks, 0) << "two blocks of 1024 threads: 32 registers";
 }
 
 }  // namespace
