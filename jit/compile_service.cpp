@@ -173,6 +173,18 @@ Result<std::string> CompileService::ptx(const KernelSpec& spec, const TargetId& 
 }
 
 Result<CompiledKernel> CompileService::get(const KernelSpec& spec, const TargetId& target) {
+  FT_ASSIGN_OR_RETURN(CompiledKernel kernel, get_exact(spec, target));
+  // A bound of blocks per SM is taken where it costs no spills; where it does,
+  // the kernel without it (both stay cached: later, two cache reads).
+  if (spec.min_blocks > 0 && kernel.resources.has_spills()) {
+    KernelSpec unbounded = spec;
+    unbounded.min_blocks = 0;
+    return get_exact(unbounded, target);
+  }
+  return kernel;
+}
+
+Result<CompiledKernel> CompileService::get_exact(const KernelSpec& spec, const TargetId& target) {
   FT_ASSIGN_OR_RETURN(const Toolchain* tc, toolchain_for(target));
   FT_ASSIGN_OR_RETURN(CompileJob job, make_job(spec, target, *tc));
 

@@ -50,6 +50,9 @@ class CompileService {
   static Result<std::unique_ptr<CompileService>> create(CodeObjectCache* cache, CompileServiceOptions options);
   ~CompileService();
 
+  // The code object for `spec` on `target`, from the cache or compiled. A
+  // spec's min_blocks is honoured where it costs no spills; where it does, the
+  // kernel comes without that bound.
   Result<CompiledKernel> get(const KernelSpec& spec, const TargetId& target);
 
   // NVRTC's PTX for `spec` (not cached): what `ft-jit inspect --isa` shows
@@ -69,6 +72,8 @@ class CompileService {
 
  private:
   explicit CompileService(CodeObjectCache* cache, CompileServiceOptions options);
+  // get() without the fallback for min_blocks.
+  Result<CompiledKernel> get_exact(const KernelSpec& spec, const TargetId& target);
   Result<CompiledKernel> compile_and_store(const KernelSpec& spec, const TargetId& target, const Toolchain& tc,
                                            const CacheKeyFields& fields, const std::string& key,
                                            CompileJob job);

@@ -24,8 +24,9 @@ struct KernelSpec {
   std::vector<std::string> template_args;  // {"ft::bf16", "4096", "256", "16"}
   std::string args_type;                   // "ft::RmsNormArgs<ft::bf16>"
   int block_threads = 256;                 // launch bound
-  // Blocks per SM that the registers must allow (NVIDIA: __launch_bounds__'s
-  // second argument; AMD takes the block size only); 0: no such bound.
+  // Blocks per SM that the registers should allow (NVIDIA: __launch_bounds__'s
+  // second argument; AMD takes the block size only); 0: no such bound. The
+  // compile service drops it where it would make the kernel spill.
   int min_blocks = 0;
   // The device function calls grid_dependency_begin() itself, after issuing
   // loads of what no kernel writes (weights); otherwise the entry calls it

@@ -84,8 +84,8 @@ TEST(CompileService, CompilesOnceThenHitsTheCache) {
 }
 
 // A norm row wider than 8 vectors a thread takes a wider block with a launch
-// bound of two blocks per SM: without it ptxas gave the plain 20480-wide
-// norm 66 registers, one 512-thread block per SM.
+// bound of two blocks per SM where that costs no spills: without it ptxas
+// gave the plain 20480-wide norm 66 registers, one 512-thread block per SM.
 TEST(CompileService, WideNormRowsKeepTwoBlocksPerSmOnNvidia) {
   ScratchDir dir;
   Harness h(dir.path());
@@ -97,6 +97,14 @@ TEST(CompileService, WideNormRowsKeepTwoBlocksPerSmOnNvidia) {
     EXPECT_GT(k->resources.registers, 0) << spec.name;
     EXPECT_LE(k->resources.registers * spec.block_threads * 2, 65536) << spec.name;
     EXPECT_FALSE(k->resources.has_spills()) << spec.name;
+    // With q8 output the bound would spill (16 and 24 bytes on sm_90): the
+    // kernel comes without it, spill-free, above 64 registers.
+    KernelSpec q8 = rmsnorm_spec(*find_target("sm_90"), DType::kBF16, 20480, add, true);
+    ASSERT_EQ(q8.min_blocks, 2);
+    auto loose = h.service->get(q8, target("sm_90"));
+    ASSERT_TRUE(loose.ok()) << loose.status().to_string();
+    EXPECT_FALSE(loose->resources.has_spills()) << q8.name;
+    EXPECT_GT(loose->resources.registers, 64) << q8.name;
     // AMD takes the block size only; the bound still compiles there.
     auto amd = h.service->get(rmsnorm_spec(*find_target("gfx1150"), DType::kBF16, 20480, add), target("gfx1150"));
     ASSERT_TRUE(amd.ok()) << amd.status().to_string();
