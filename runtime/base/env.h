@@ -1,16 +1,31 @@
 // Reading the FT_* tuning variables (FT_GEMM_QR_X, FT_DECODE_WAVES...), each
-// read once by its user and checked there against its range.
+// read once by its user.
 #pragma once
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
+#include <string_view>
+
+#include "runtime/base/log.h"
 
 namespace ft {
 
-// The integer value of environment variable `name` (std::atoi: 0 for text
-// that is not a number), or 0 when it is unset.
-inline int env_int(const char* name) {
+// The whole number in environment variable `name` where `takes(value)` is
+// true; 0 when the variable is unset. A value that is not a whole number, or
+// that `takes` refuses, is ignored (0) with a warning that says what the
+// variable takes (`what`), so a mistyped setting is never silently dropped.
+template <typename Takes>
+int env_int(const char* name, Takes takes, std::string_view what) {
   const char* v = std::getenv(name);
-  return v ? std::atoi(v) : 0;
+  if (!v) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v, &end, 10);
+  if (end != v && *end == '\0' && errno == 0 && n >= INT_MIN && n <= INT_MAX && takes(static_cast<int>(n)))
+    return static_cast<int>(n);
+  log::warn("{}={} is ignored: it takes {}", name, v, what);
+  return 0;
 }
 
 // True when variable `name` is set to "0": the switch that turns off a

@@ -93,7 +93,7 @@ class CpuBackend final : public Backend {
 
 Result<std::unique_ptr<Backend>> open_cpu_backend(int threads) {
   if (threads <= 0) {
-    threads = env_int("FT_CPU_THREADS");
+    threads = env_int("FT_CPU_THREADS", [](int v) { return v >= 1; }, "a positive number of threads");
     if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   }
   omp_set_num_threads(threads > 0 ? threads : 1);

@@ -107,8 +107,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 // contexts to one block, which skips the merge.
 int decode_min_span() {
   static const int span = [] {
-    const int v = env_int("FT_DECODE_MIN_SPAN");
-    return v >= 16 && v <= 4096 ? v : 64;
+    const int v = env_int("FT_DECODE_MIN_SPAN", [](int n) { return n >= 16 && n <= 4096; }, "16 to 4096");
+    return v ? v : 64;
   }();
   return span;
 }
@@ -127,10 +127,8 @@ constexpr int kDecodeFillBlocks = 1024;
 // made without one (ft-jit warm) holds the kernel each batch uses.
 // FT_DECODE_WAVES (4, 8 or 16) sets every launch's, for tuning.
 int attention_decode_waves(const TargetFacts& t, int pairs, int group) {
-  static const int forced = [] {
-    const int v = env_int("FT_DECODE_WAVES");
-    return v == 4 || v == 8 || v == 16 ? v : 0;
-  }();
+  static const int forced =
+      env_int("FT_DECODE_WAVES", [](int v) { return v == 4 || v == 8 || v == 16; }, "4, 8 or 16");
   if (forced) return forced;
   return pairs <= 16 ? attention_decode_wide_waves(t, group) : t.tiles.attn.decode_waves;
 }

@@ -106,8 +106,9 @@ int gemm_q_splits(OpContext& ctx, long long tiles, int steps) {
 // fills that much, the most splits. Each split at least 2 steps, at most
 // 16. FT_GEMM_QR_SPLITS=N forces N where N divides the steps, for tuning.
 int gemm_qr_splits(long long tiles, int steps, int resident) {
-  static const int forced = env_int("FT_GEMM_QR_SPLITS");
-  if (forced >= 1 && forced <= 64 && steps % forced == 0) return forced;
+  static const int forced = env_int(
+      "FT_GEMM_QR_SPLITS", [](int v) { return v >= 1 && v <= 64; }, "1 to 64 (used where it divides the steps)");
+  if (forced && steps % forced == 0) return forced;
   resident = std::max(1, resident);
   int best = 0, most = 1;
   long long best_cost = 0;
@@ -132,10 +133,7 @@ int gemm_qr_splits(long long tiles, int steps, int resident) {
 // FT_GEMM_QR_X=16 or 32 sets the tile, for tuning.
 int gemm_qr_x_rows(const TargetFacts& facts, GgmlType type, int m) {
   static const bool off = env_off("FT_GEMM_QR");
-  static const int forced_x = [] {
-    const int v = env_int("FT_GEMM_QR_X");
-    return v == 16 || v == 32 ? v : 0;
-  }();
+  static const int forced_x = env_int("FT_GEMM_QR_X", [](int v) { return v == 16 || v == 32; }, "16 or 32");
   if (off || !gemm_qr_supported(facts, type)) return 0;
   if (forced_x) return forced_x;
   return m <= 16 ? 16 : 32;
