@@ -10,8 +10,9 @@ namespace {
 // registers). At 20480 bf16 wide and 256 threads a thread held 10 of each,
 // the register file fit one such block per SM, and nothing overlapped one
 // row's loads but its own (71% of copy); 512 threads hold 5 and two rows fit
-// (on NVIDIA by a launch bound: ptxas gave the plain norm 66 registers, one
-// block per SM, 76% of copy on an H100).
+// (on NVIDIA by a launch bound, taken where it costs no spills: ptxas had
+// given the plain norm 66 registers, one block per SM, 76% of copy on an
+// H100).
 int norm_block_threads(const NormTile& tile, DType dtype, int hidden) {
   const long long vectors = static_cast<long long>(hidden) * dtype_size(dtype) / tile.load_bytes;
   int threads = tile.block_threads;
