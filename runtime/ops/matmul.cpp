@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jit/catalog.h"
+#include "runtime/base/env.h"
 #include "runtime/ops/activation.h"
 #include "runtime/ops/gemm.h"
 
@@ -64,23 +65,13 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
   const int groups = (w.n + rows_per_block - 1) / rows_per_block;
   const int groups2 = second ? (second->n + rows_per_block - 1) / rows_per_block : 0;
   int grid = groups, grid2 = groups2;
-  // Where the quantized GEMV runs persistent (one step of K per wave) and
-  // the row groups take more than one round of the blocks that stay
-  // resident (LM heads, an 8B model's gate|up, a 4096-row weight at K = 4096
-  // on Hopper), the grid is what stays resident, trimmed so every block
-  // takes the same number of groups: one round, each block's next group in
-  // flight during this one's dot products, where one block per group left
-  // a second, partial round waiting on the first. A weight whose kernel is
-  // not persistent keeps one block per group.
   const bool persistent = gemv_steps_per_wave(t, w.type, w.k) == 1;
   const bool persistent2 = second && gemv_steps_per_wave(t, second->type, w.k) == 1;
   if (persistent || persistent2) {
     FT_ASSIGN_OR_RETURN(int resident, ctx.resident_blocks(spec));
-    if (groups + groups2 > resident) {
-      const int per_block = (groups + groups2 + resident - 1) / resident;
-      if (persistent) grid = (groups + per_block - 1) / per_block;
-      if (persistent2) grid2 = (groups2 + per_block - 1) / per_block;
-    }
+    const GemvGrids g = gemv_persistent_grids(groups, groups2, persistent, persistent2, resident, gemv_grid_share());
+    grid = g.grid;
+    grid2 = g.grid2;
   }
   // Mirrors kernel_src/gemv.hip's GemvArgs<T>.
   struct {
@@ -98,6 +89,35 @@ Status launch_gemv(OpContext& ctx, DType act, const WeightView& w, DeviceBuffer 
   dims.block[0] = static_cast<unsigned>(t.tiles.gemv.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }
+
+}  // namespace
+
+// Where the quantized GEMV runs persistent and the row groups take more than
+// one round of the blocks that stay resident (LM heads, an 8B model's
+// gate|up, a 4096-row weight at K = 4096 on Hopper), the grid is what stays
+// resident, trimmed so every block takes the same number of groups: one
+// round, each block's next group in flight during this one's dot products,
+// where one block per group left a second, partial round waiting on the
+// first.
+GemvGrids gemv_persistent_grids(int groups, int groups2, bool persistent, bool persistent2, int resident_blocks,
+                                int share) {
+  GemvGrids g{groups, groups2};
+  const int slots = std::max(1, resident_blocks / std::max(1, share));
+  if ((persistent || persistent2) && groups + groups2 > slots) {
+    const int per_block = (groups + groups2 + slots - 1) / slots;
+    if (persistent) g.grid = (groups + per_block - 1) / per_block;
+    if (persistent2) g.grid2 = (groups2 + per_block - 1) / per_block;
+  }
+  return g;
+}
+
+int gemv_grid_share() {
+  static const int share =
+      env_int("FT_GEMV_GRID_SHARE", [](int v) { return v == 1 || v == 2 || v == 4; }, "1, 2 or 4");
+  return share ? share : 1;
+}
+
+namespace {
 
 // The GEMV path for weights side by side on one x: x quantized once (unless
 // the caller passes it quantized) for all quantized parts.

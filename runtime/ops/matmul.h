@@ -55,6 +55,22 @@ Result<DeviceBuffer> quantize_x(OpContext& ctx, DType act, int k, DeviceBuffer x
 Status matmul_gated(OpContext& ctx, DType act, GatedAct gate, const WeightView& w, DeviceBuffer gate_up, int m,
                     DeviceBuffer y, DeviceBuffer tmp);
 
+// The grids of a persistent quantized GEMV launch (kernel_src/gemv.hip's
+// gemv_quant: one step of K per wave) of `groups` row groups, and of the
+// second weight's `groups2` in the same launch (0 without one): where they
+// take more than `slots` blocks (the resident blocks over the grid share),
+// each block takes the same number of groups, as few blocks as that needs.
+// A weight whose kernel is not persistent (persistent / persistent2 false)
+// keeps one block per group. The share (FT_GEMV_GRID_SHARE: 1, 2 or 4; 1 by
+// default, for tuning) leaves room for the next launch's blocks to be
+// resident beside this one and request their first weights before it ends.
+struct GemvGrids {
+  int grid, grid2;
+};
+GemvGrids gemv_persistent_grids(int groups, int groups2, bool persistent, bool persistent2, int resident_blocks,
+                                int share);
+int gemv_grid_share();
+
 // The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
 // f32 and dotted with x in f32 (double accumulation). Multithreaded.
 Status matmul_reference(GgmlType type, const uint8_t* w, int n, int k, const float* x, int m, float* y,

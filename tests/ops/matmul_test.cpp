@@ -1,10 +1,13 @@
 // matmul's CPU reference against hand-computed blocks of every weight type,
 // against quantize -> dequantize round trips, and the CPU backend launcher.
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "runtime/device/backend.h"
@@ -186,6 +189,52 @@ INSTANTIATE_TEST_SUITE_P(Types, MatmulRoundTrip,
                                            RoundTrip{GgmlType::kQ4_K, 0.1f}, RoundTrip{GgmlType::kQ5_K, 0.05f},
                                            RoundTrip{GgmlType::kQ6_K, 0.03f}),
                          [](const auto& info) { return std::string(ggml_type_name(info.param.type)); });
+
+// The persistent quantized GEMV's grid: no block without a row group, the
+// launch never takes more blocks than its share of the resident ones (one
+// more where two weights each round up), and a weight whose kernel is not
+// persistent keeps one block per group.
+TEST(GemvGrids, EveryGroupIsTakenWithinTheShareOfResidentBlocks) {
+  // A 4096-row Q4_K weight at K = 4096 on an H100 (660 resident blocks of
+  // 4 rows): two groups a block over 512 blocks, or four over 256 at half.
+  EXPECT_EQ(gemv_persistent_grids(1024, 0, true, false, 660, 1).grid, 512);
+  EXPECT_EQ(gemv_persistent_grids(1024, 0, true, false, 660, 2).grid, 256);
+  EXPECT_EQ(gemv_persistent_grids(1024, 0, true, false, 660, 4).grid, 147);
+  // Fewer groups than slots: one block a group.
+  EXPECT_EQ(gemv_persistent_grids(300, 0, true, false, 660, 2).grid, 300);
+  for (int resident : {1, 7, 132, 660, 1056}) {
+    for (int share : {1, 2, 4}) {
+      const int slots = std::max(1, resident / share);
+      for (int groups : {1, 5, 256, 1024, 1537, 37984}) {
+        for (int groups2 : {0, 64, 256}) {
+          for (bool p1 : {false, true}) {
+            for (bool p2 : {false, true}) {
+              const GemvGrids g = gemv_persistent_grids(groups, groups2, p1, p2, resident, share);
+              const std::string at = fmt::format("groups {} + {}, persistent {} {}, resident {}, share {}", groups,
+                                                 groups2, p1, p2, resident, share);
+              if (!p1) {
+                EXPECT_EQ(g.grid, groups) << at;
+              }
+              if (!p2) {
+                EXPECT_EQ(g.grid2, groups2) << at;
+              }
+              ASSERT_GE(g.grid, 1) << at;
+              // Block b takes groups b, b + grid, ... (kernel_src/gemv.hip): none is left without one.
+              EXPECT_LE(g.grid, groups) << at;
+              EXPECT_LE(g.grid2, std::max(groups2, 1)) << at;
+              if (p1 && p2 && groups + groups2 > slots) {
+                EXPECT_LE(g.grid + g.grid2, slots + 1) << at;
+              }
+              if (p1 && !p2 && groups > slots) {
+                EXPECT_LE(g.grid, slots) << at;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
 
 TEST(MatmulReference, KOffTheBlockSizeIsAnError) {
   std::vector<uint8_t> w(1024);
