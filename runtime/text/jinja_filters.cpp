@@ -26,8 +26,8 @@ Value attribute_path(const Value& item, const std::string& path) {
   while (start <= path.size()) {
     size_t dot = path.find('.', start);
     std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-    v = digits && v.is_list() ? get_item(v, Value(static_cast<int64_t>(std::stoll(part)))) : get_item(v, Value(part));
+    const std::optional<int64_t> index = parse_decimal_digits(part);
+    v = index && v.is_list() ? get_item(v, Value(*index)) : get_item(v, Value(part));
     if (dot == std::string::npos) break;
     start = dot + 1;
   }

@@ -131,7 +131,8 @@ Result<Value> m_format(const Value& self, CallArgs& args) {
     if (field.empty()) {
       v = args.get(auto_index++, "");
     } else if (field.find_first_not_of("0123456789") == std::string::npos) {
-      v = args.get(static_cast<size_t>(std::stoul(field)), "");
+      const std::optional<int64_t> index = parse_decimal_digits(field);
+      v = index ? args.get(static_cast<size_t>(*index), "") : nullptr;
     } else {
       v = args.get(SIZE_MAX, field);
     }

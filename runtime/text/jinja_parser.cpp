@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/text/jinja_strings.h"
+
 namespace ft::jinja {
 namespace {
 
@@ -538,8 +540,10 @@ class Parser {
           e->args.push_back(std::move(node));
           node = std::move(e);
         } else if (t.kind == TokenKind::kInt) {
+          const std::optional<int64_t> i = parse_decimal_digits(t.text);
+          if (!i) return error_at(t, fmt::format("index out of range: {}", t.text));
           auto index = make_expr(ExprKind::kLiteral, t.pos);
-          index->literal = Value(static_cast<int64_t>(std::stoll(t.text)));
+          index->literal = Value(*i);
           node = make_binary(ExprKind::kItem, "", std::move(node), std::move(index));
         } else {
           return unexpected(t, "an attribute name");

@@ -1,5 +1,7 @@
 #include "runtime/text/jinja_strings.h"
 
+#include <charconv>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -292,6 +294,14 @@ void append_json_string(std::string& out, std::string_view s, bool ensure_ascii)
     }
   }
   out += '"';
+}
+
+std::optional<int64_t> parse_decimal_digits(std::string_view digits) {
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace ft::jinja

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ std::string python_title(std::string_view s);
 std::string python_capitalize(std::string_view s);
 // Python repr() of a str: single quotes unless the text has ' and no ".
 std::string python_string_repr(std::string_view s);
+// A run of decimal digits as an int64; nullopt for anything else (a sign,
+// an empty run, or a value past int64, which templates may write).
+std::optional<int64_t> parse_decimal_digits(std::string_view digits);
 // A JSON string literal as json.dumps writes it.
 void append_json_string(std::string& out, std::string_view s, bool ensure_ascii);
 

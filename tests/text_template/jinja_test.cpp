@@ -294,5 +294,22 @@ TEST(JinjaErrors, RunawayRecursionIsAnError) {
   EXPECT_THAT(s.message(), HasSubstr("depth"));
 }
 
+// Digits past int64 where a template may write an index: an error, or (in
+// a path of keys) a key that is not there, never an exception out of parse()
+// or render(). Found by tests/fuzz/chat_template_fuzz.
+TEST(JinjaErrors, IndicesPastInt64AreErrorsNotExceptions) {
+  Status s = render_error("{{ x.99999999999999999999 }}", json{{"x", json::array({1, 2})}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("out of range"));
+  EXPECT_EQ(render("{{ x.1 }}", json{{"x", json::array({1, 2})}}), "2");
+  s = render_error("{{ '{99999999999999999999}'.format(1) }}");
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("no argument"));
+  EXPECT_EQ(render("{{ '{1}{0}'.format('a', 'b') }}"), "ba");
+  const json rows = json{{"rows", json::array({json::array({"a", "b"}), json::array({"c", "d"})})}};
+  EXPECT_EQ(render("{{ rows | map(attribute='99999999999999999999') | list | length }}", rows), "2");
+  EXPECT_EQ(render("{{ rows | map(attribute='1') | join }}", rows), "bd");
+}
+
 }  // namespace
 }  // namespace ft
