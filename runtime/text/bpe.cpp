@@ -214,8 +214,9 @@ void BpeModel::merge_symbols(std::string_view piece, std::vector<int32_t>& out) 
   for (int32_t i = 0; i < n; ++i) symbols[i] = Symbol{initial[i], i - 1, i + 1 < n ? i + 1 : -1};
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
   auto push_pair = [&](int32_t left) {
-    int32_t right = symbols[left].next;
-    if (left < 0 || right < 0) return;
+    if (left < 0) return;  // a merge at the first symbol has nothing on its left
+    const int32_t right = symbols[left].next;
+    if (right < 0) return;
     if (const Merge* m = merges_->find(symbols[left].id, symbols[right].id)) {
       heap.push(Candidate{m->rank, left, symbols[left].id, symbols[right].id});
     }
