@@ -210,7 +210,8 @@ class Connection final : public ResponseWriter {
       size_t size;
       if (!parse_size(trim(std::string_view(line).substr(0, line.find(';'))), 16, size)) return reject(400, "bad chunk size");
       if (size == 0) break;
-      if (body.size() + size > options_.max_body_bytes) return reject(413, "request body too large");
+      // body.size() <= max_body_bytes here, so the difference cannot wrap (a sum could, for a size near 2^64).
+      if (size > options_.max_body_bytes - body.size()) return reject(413, "request body too large");
       while (buffer_.size() < size + 2)
         if (!fill(options_.idle_timeout_s * 1000)) return false;
       body.append(buffer_, 0, size);

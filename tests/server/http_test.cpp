@@ -181,6 +181,17 @@ TEST(HttpServer, BodyOverTheLimitGets413) {
   EXPECT_EQ(c.read_to_eof().rfind("HTTP/1.1 413 ", 0), 0u);
 }
 
+// A chunk size near 2^64 must not wrap the body limit's sum and slip past it.
+TEST(HttpServer, HugeChunkSizeGets413) {
+  HttpServerOptions options;
+  options.max_body_bytes = 10;
+  options.idle_timeout_s = 2;
+  TestServer server(echo, options);
+  Client c(server.port());
+  c.send("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nFFFFFFFFFFFFFFFF\r\nxyz\r\n0\r\n\r\n");
+  EXPECT_EQ(c.read_to_eof().rfind("HTTP/1.1 413 ", 0), 0u);
+}
+
 TEST(HttpServer, HandlerThatSendsNothingGives500) {
   TestServer server([](const HttpRequest&, ResponseWriter&) {});
   Client c(server.port());
