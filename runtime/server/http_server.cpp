@@ -187,6 +187,9 @@ class Connection final : public ResponseWriter {
       std::string_view h = head.substr(start, line_end == std::string_view::npos ? std::string_view::npos : line_end - start);
       size_t colon = h.find(':');
       if (colon == std::string_view::npos || colon == 0) return false;
+      // No bare CR or LF inside a field (RFC 9112): some are echoed back in
+      // response headers (CORS), where one would start a header of its own.
+      if (h.find_first_of("\r\n") != std::string_view::npos) return false;
       request.headers.emplace_back(lower(trim(h.substr(0, colon))), std::string(trim(h.substr(colon + 1))));
     }
     return true;

@@ -181,6 +181,20 @@ TEST(HttpServer, BodyOverTheLimitGets413) {
   EXPECT_EQ(c.read_to_eof().rfind("HTTP/1.1 413 ", 0), 0u);
 }
 
+// A bare LF inside a header (which CORS would echo into the response's
+// headers) makes the request malformed.
+TEST(HttpServer, BareLineFeedInAHeaderGets400) {
+  HttpServerOptions options;
+  options.cors_origins = {"*"};
+  TestServer server(echo, options);
+  Client c(server.port());
+  c.send("OPTIONS / HTTP/1.1\r\nOrigin: http://a.test\r\nAccess-Control-Request-Method: POST\r\n"
+         "Access-Control-Request-Headers: x\nSet-Cookie: a=b\r\n\r\n");
+  std::string out = c.read_to_eof();
+  EXPECT_EQ(out.rfind("HTTP/1.1 400 ", 0), 0u) << out;
+  EXPECT_EQ(out.find("Set-Cookie"), std::string::npos) << out;
+}
+
 // A chunk size near 2^64 must not wrap the body limit's sum and slip past it.
 TEST(HttpServer, HugeChunkSizeGets413) {
   HttpServerOptions options;
