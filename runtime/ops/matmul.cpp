@@ -17,6 +17,13 @@ namespace {
 
 constexpr int kMaxGemvRows = 8;  // the largest GEMV bucket; more rows go to the GEMM
 
+// FT_GEMV_GRID_SHARE (gemv_persistent_grids' share), for tuning.
+int gemv_grid_share() {
+  static const int share =
+      env_int("FT_GEMV_GRID_SHARE", [](int v) { return v == 1 || v == 2 || v == 4; }, "1, 2 or 4");
+  return share ? share : 1;
+}
+
 Status check_weight(OpContext& ctx, const char* op, const WeightView& w) {
   FT_RETURN_IF_ERROR(check_layout(ctx.backend(), op, w));
   if (w.n <= 0 || w.k <= 0) return FT_ERROR(ErrorCode::kInvalidArgument, "{}: weight shape [{}, {}]", op, w.n, w.k);
@@ -109,12 +116,6 @@ GemvGrids gemv_persistent_grids(int groups, int groups2, bool persistent, bool p
     if (persistent2) g.grid2 = (groups2 + per_block - 1) / per_block;
   }
   return g;
-}
-
-int gemv_grid_share() {
-  static const int share =
-      env_int("FT_GEMV_GRID_SHARE", [](int v) { return v == 1 || v == 2 || v == 4; }, "1, 2 or 4");
-  return share ? share : 1;
 }
 
 namespace {

@@ -69,7 +69,6 @@ struct GemvGrids {
 };
 GemvGrids gemv_persistent_grids(int groups, int groups2, bool persistent, bool persistent2, int resident_blocks,
                                 int share);
-int gemv_grid_share();
 
 // The reference: `w` is the raw GGUF bytes of W; each row is dequantized to
 // f32 and dotted with x in f32 (double accumulation). Multithreaded.
