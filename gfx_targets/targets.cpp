@@ -17,7 +17,12 @@ constexpr Tiles kDefaultTiles{
     // KB in flight per WGP, far more than LPDDR5X needs. jit_test's FtJitWarm
     // holds every decode kernel to the floor.
     // Prefill FMA: 64 rows x 4 lanes, 32-key f32 tiles = 33 KiB of LDS.
-    .rope = {.heads_per_block = 4, .heads_per_group = 4},
+    // RoPE: 32 lanes per head, 4-byte runs at head_dim 128 bf16. At 16384
+    // tokens it took about the same time on the H100 and the H200 (145 and
+    // 132 us), so it is bound by instruction issue rather than memory: 16
+    // lanes (FT_ROPE_LANES=16, 8-byte runs) halve the loads, stores,
+    // shuffles and address arithmetic per byte; not yet timed.
+    .rope = {.lanes_per_head = 32, .heads_per_block = 4, .heads_per_group = 4},
     .attn = {.decode_waves = 4, .decode_partition = 256, .prefill_rows = 64, .prefill_split = 4,
              .prefill_keys = 32},
 };

@@ -28,9 +28,10 @@ struct GemvTile {
   int rows_wide_m;  // m = 4 and 8
 };
 
-// RoPE + q/k norm + KV write (kernel_src/rope.hip): 32 lanes per head.
+// RoPE + q/k norm + KV write (kernel_src/rope.hip).
 struct RopeTile {
-  int heads_per_block;  // lane groups per block: block = 32 * heads_per_block threads
+  int lanes_per_head;   // 8, 16 or 32: a lane group; fewer means wider loads
+  int heads_per_block;  // lane groups per block: block = lanes_per_head * heads_per_block threads
   int heads_per_group;  // most heads one lane group takes (a launch on many tokens): their
                         // loads are all in flight at once and they share one sin/cos
 };
@@ -88,7 +89,9 @@ constexpr bool valid(const ActTile& t) {
 }
 
 constexpr bool valid(const RopeTile& t) {
-  return t.heads_per_block >= 1 && t.heads_per_block <= 16 && t.heads_per_group >= 1 && t.heads_per_group <= 8;
+  return (t.lanes_per_head == 8 || t.lanes_per_head == 16 || t.lanes_per_head == 32) && t.heads_per_block >= 1 &&
+         t.lanes_per_head * t.heads_per_block >= 32 && t.lanes_per_head * t.heads_per_block <= 1024 &&
+         t.heads_per_group >= 1 && t.heads_per_group <= 8;
 }
 constexpr bool valid(const AttnTile& t) {
   return t.decode_waves >= 1 && t.decode_waves <= 16 && t.decode_partition >= kMinDecodePartition &&

@@ -55,19 +55,27 @@ KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, 
   return s;
 }
 
-KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm) {
+int rope_lanes_per_head(int lanes, DType dtype, int head_dim) {
+  const size_t es = dtype_size(dtype);
+  while (lanes < 32 && static_cast<size_t>(head_dim) / (2 * lanes) * es > 16) lanes *= 2;
+  return lanes;
+}
+
+KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm,
+                     int lanes_per_head) {
   const RopeTile& tile = target.tiles.rope;
+  const int lanes = rope_lanes_per_head(lanes_per_head ? lanes_per_head : tile.lanes_per_head, dtype, head_dim);
   KernelSpec s;
-  s.name = fmt::format("ft_rope_{}_{}_d{}{}", neox ? "neox" : "norm", dtype_name(dtype), head_dim,
-                       qk_norm ? "_qknorm" : "");
+  s.name = fmt::format("ft_rope_{}_{}_d{}{}_l{}", neox ? "neox" : "norm", dtype_name(dtype), head_dim,
+                       qk_norm ? "_qknorm" : "", lanes);
   s.family = "rope";
   s.function = "ft::rope_qk_norm_kv_write";
   s.waits_itself = true;  // it requests its constants before waiting (kernel_src/rope.hip)
   s.template_args = {std::string(dtype_device_name(dtype)), std::to_string(head_dim), neox ? "1" : "0",
-                     qk_norm ? "true" : "false", std::to_string(tile.heads_per_block),
+                     qk_norm ? "true" : "false", std::to_string(lanes), std::to_string(tile.heads_per_block),
                      std::to_string(tile.heads_per_group)};
   s.args_type = fmt::format("ft::RopeArgs<{}>", dtype_device_name(dtype));
-  s.block_threads = 32 * tile.heads_per_block;
+  s.block_threads = lanes * tile.heads_per_block;
   return s;
 }
 

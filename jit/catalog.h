@@ -25,7 +25,14 @@ KernelSpec gated_act_spec(const TargetFacts& target, DType dtype, GatedAct act, 
 
 // RoPE fused with the optional q/k RMSNorm and the paged K/V write
 // (kernel_src/rope.hip). neox: NEOX pairs (halves), else NORM (neighbours).
-KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm);
+// lanes_per_head: 0 for the tile's; either way rope_lanes_per_head's.
+// Launch: block_threads = lanes * tile.heads_per_block.
+KernelSpec rope_spec(const TargetFacts& target, DType dtype, int head_dim, bool neox, bool qk_norm,
+                     int lanes_per_head = 0);
+// The lanes per head the RoPE kernel runs with: `lanes` (8, 16 or 32),
+// doubled while a lane's two runs of head_dim / (2 lanes) elements would be
+// wider than 16 bytes each (one vector load), at most 32.
+int rope_lanes_per_head(int lanes, DType dtype, int head_dim);
 // Paged attention (kernel_src/attention.hip). group = n_heads / n_kv_heads.
 // Decode launch: grid (partitions, n_seqs * n_kv_heads), block_threads.
 // waves: per block; 0 is the tile's (runtime/ops/attention.cpp takes

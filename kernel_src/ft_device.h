@@ -6,9 +6,15 @@
 // AMD code uses clang builtins only. NVIDIA PTX text appears only inside
 // FT_NVIDIA branches: an AMD compile that saw PTX would fail much later with a
 // misleading register-allocation error.
+//
+// FT_HOST (tests only, never the JIT): the kernels' portable code compiled as
+// host C++ and run by tests/kernel_host's emulator, lanes as cooperative
+// fibers, so a kernel's indexing and lane exchanges are checked against the
+// CPU references without a GPU. Only kernels free of inline PTX and vendor
+// builtins outside this prelude build that way.
 #pragma once
 
-#if defined(FT_AMD) == defined(FT_NVIDIA)
+#if defined(FT_AMD) + defined(FT_NVIDIA) + defined(FT_HOST) != 1
 #error "exactly one of FT_AMD and FT_NVIDIA must be defined (the JIT sets it from the target table)"
 #endif
 #ifndef FT_WAVE_SIZE
@@ -43,6 +49,31 @@ typedef signed char ft_i8;
 #define FT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads, blocks)
 #endif
 
+#if defined(FT_HOST)
+#define __global__
+#define __device__
+#define __shared__ static  // blocks run one after another: a static is the block's
+#undef FT_LAUNCH_BOUNDS
+#undef FT_LAUNCH_BOUNDS_MIN
+#define FT_LAUNCH_BOUNDS(threads)
+#define FT_LAUNCH_BOUNDS_MIN(threads, blocks)
+#include <cmath>
+// The emulator's side (tests/kernel_host/simt.cpp).
+namespace ft::host {
+int thread_x();
+int block(int axis);
+int grid_x();
+void barrier();                                   // every live lane of the block
+float shfl_xor(float v, int mask, int width);    // within aligned groups of `width` lanes
+int atomic_add(int* p, int v);
+}  // namespace ft::host
+inline void __sincosf(float x, float* s, float* c) {
+  *s = sinf(x);
+  *c = cosf(x);
+}
+#define __forceinline__ inline
+#endif
+
 #define FT_DEVICE __device__ __forceinline__
 #ifndef __forceinline__
 #define __forceinline__ inline __attribute__((always_inline))
@@ -64,6 +95,13 @@ FT_DEVICE void sync_threads() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+#elif defined(FT_HOST)
+FT_DEVICE int thread_x() { return host::thread_x(); }
+FT_DEVICE int block_x() { return host::block(0); }
+FT_DEVICE int block_y() { return host::block(1); }
+FT_DEVICE int block_z() { return host::block(2); }
+FT_DEVICE int grid_x() { return host::grid_x(); }
+FT_DEVICE void sync_threads() { host::barrier(); }
 #else
 FT_DEVICE int thread_x() { return threadIdx.x; }
 FT_DEVICE int block_x() { return blockIdx.x; }
@@ -114,7 +152,7 @@ FT_DEVICE int lane_id() { return thread_x() & (FT_WAVE_SIZE - 1); }
 FT_DEVICE int wave_id() { return thread_x() / FT_WAVE_SIZE; }
 
 // ---- Bit casts -----------------------------------------------------------------
-#if defined(FT_AMD)
+#if defined(FT_AMD) || defined(FT_HOST)
 FT_DEVICE ft_u32 float_bits(float f) { return __builtin_bit_cast(ft_u32, f); }
 FT_DEVICE float bits_float(ft_u32 u) { return __builtin_bit_cast(float, u); }
 #else
@@ -131,7 +169,7 @@ struct f16 { ft_u16 bits; };
 FT_DEVICE float to_float(float v) { return v; }
 FT_DEVICE float to_float(bf16 v) { return bits_float(static_cast<ft_u32>(v.bits) << 16); }
 FT_DEVICE float to_float(f16 v) {
-#if defined(FT_AMD)
+#if defined(FT_AMD) || defined(FT_HOST)
   return static_cast<float>(__builtin_bit_cast(_Float16, v.bits));
 #else
   float f;
@@ -151,7 +189,7 @@ template <> FT_DEVICE bf16 from_float<bf16>(float v) {
   return bf16{static_cast<ft_u16>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded)};
 }
 template <> FT_DEVICE f16 from_float<f16>(float v) {
-#if defined(FT_AMD)
+#if defined(FT_AMD) || defined(FT_HOST)
   return f16{__builtin_bit_cast(ft_u16, static_cast<_Float16>(v))};
 #else
   ft_u16 h;
@@ -191,6 +229,8 @@ FT_DEVICE float fast_exp2(float x) {
 #else
   return __builtin_exp2f(x);
 #endif
+#elif defined(FT_HOST)
+  return exp2f(x);
 #else
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));  // FT_NVIDIA only
@@ -201,6 +241,8 @@ FT_DEVICE float fast_exp2(float x) {
 FT_DEVICE float fast_rcp(float x) {
 #if defined(FT_AMD)
   return __builtin_amdgcn_rcpf(x);  // v_rcp_f32
+#elif defined(FT_HOST)
+  return 1.0f / x;
 #else
   return __frcp_rn(x);
 #endif
@@ -209,6 +251,8 @@ FT_DEVICE float fast_rcp(float x) {
 FT_DEVICE float fast_rsqrt(float x) {
 #if defined(FT_AMD)
   return __builtin_amdgcn_rsqf(x);  // v_rsq_f32
+#elif defined(FT_HOST)
+  return 1.0f / sqrtf(x);
 #else
   return rsqrtf(x);
 #endif
@@ -233,8 +277,27 @@ FT_DEVICE float shfl_xor(float v, int mask) {
   // ds_bpermute addresses lanes in bytes.
   int src = (lane_id() ^ mask) << 2;
   return bits_float(static_cast<ft_u32>(__builtin_amdgcn_ds_bpermute(src, static_cast<int>(float_bits(v)))));
+#elif defined(FT_HOST)
+  return host::shfl_xor(v, mask, FT_WAVE_SIZE);
 #else
   return __shfl_xor_sync(0xffffffffu, v, mask);
+#endif
+}
+
+// shfl_xor within aligned groups of kWidth lanes (a power of two, at most the
+// wave; mask < kWidth): only the caller's group takes part, so the groups of
+// one wave may take different branches (on NVIDIA the sync mask names just
+// the group's lanes; AMD's lanes run in step and read only their group's).
+template <int kWidth>
+FT_DEVICE float shfl_xor_in(float v, int mask) {
+  static_assert(kWidth >= 1 && kWidth <= FT_WAVE_SIZE && (kWidth & (kWidth - 1)) == 0, "bad shuffle group");
+#if defined(FT_AMD)
+  return shfl_xor(v, mask);
+#elif defined(FT_HOST)
+  return host::shfl_xor(v, mask, kWidth);
+#else
+  const unsigned group = kWidth == 32 ? 0xffffffffu : ((1u << kWidth) - 1u) << (lane_id() & (32 - kWidth));
+  return __shfl_xor_sync(group, v, mask, kWidth);
 #endif
 }
 
@@ -269,6 +332,10 @@ FT_DEVICE void fence_acquire_device() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE,
 FT_DEVICE int atomic_add_device(int* p, int v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
+#elif defined(FT_HOST)  // the lanes are fibers of one thread: every step is atomic
+FT_DEVICE void fence_release_device() {}
+FT_DEVICE void fence_acquire_device() {}
+FT_DEVICE int atomic_add_device(int* p, int v) { return host::atomic_add(p, v); }
 #else
 FT_DEVICE void fence_release_device() { __threadfence(); }
 FT_DEVICE void fence_acquire_device() { __threadfence(); }

@@ -1,13 +1,16 @@
 // RoPE on q and k, fused with Qwen3's per-head q/k RMSNorm and the write of
 // k and v into the paged KV cache (contract: runtime/ops/rope.h).
 //
-// A group of 32 lanes per head (a whole wave on wave32, half a wave on
-// wave64), so the per-head norm is a 5-step shuffle sum and no LDS is needed.
-// A block has kHeadsPerBlock lane groups on one token: grid = (tokens, head
-// groups), heads counted over q, then k, then v. On few tokens a group takes
-// one head (as many blocks as possible for a latency-bound launch); on many,
-// several, so each lane has more bytes in flight: one 4-byte pair of loads
-// per lane cannot cover the memory latency (RoPE ran at 57% of copy so). Each lane holds head_dim / 32
+// A group of kLanes lanes (8, 16 or 32) per head, inside one wave, so the
+// per-head norm is a shuffle sum and no LDS is needed. A block has
+// kHeadsPerBlock lane groups on one token: grid = (tokens, head groups), heads
+// counted over q, then k, then v. On few tokens a group takes one head (as
+// many blocks as possible for a latency-bound launch); on many, several, so
+// each lane has more bytes in flight: one 4-byte pair of loads per lane cannot
+// cover the memory latency (RoPE ran at 57% of copy so). Fewer lanes per head
+// means wider loads and fewer instructions per byte (the shuffles, the
+// conversions and the address arithmetic are per lane), which a GPU whose
+// memory outruns its issue rate needs. Each lane holds head_dim / kLanes
 // elements: NEOX pairs x[i] with x[i + d/2], so a lane takes a slice of each
 // half; NORM pairs neighbours, so a lane takes one contiguous slice.
 //
@@ -37,8 +40,6 @@ struct RopeArgs {
   int heads_per_group;  // 1 .. kMaxHeadsPerGroup
 };
 
-constexpr int kRopeGroupLanes = 32;
-
 // sin and cos of position * inv_freq, which reaches tens of thousands of
 // radians: the product is kept exactly as hi + lo (an FMA gives the rounding
 // error), reduced by 2 pi in two parts (Cody-Waite), and only the remainder in
@@ -66,9 +67,12 @@ FT_DEVICE void rope_sincos(float pos, float freq, float* s, float* c) {
 #endif
 }
 
-FT_DEVICE float group_sum32(float v) {
+// The sum over a lane group. Groups of one wave may differ in their path (a
+// v head beside a k head, or a group past the last head that returned).
+template <int kLanes>
+FT_DEVICE float group_sum(float v) {
 #pragma unroll
-  for (int mask = kRopeGroupLanes / 2; mask > 0; mask >>= 1) v += shfl_xor(v, mask);
+  for (int mask = kLanes / 2; mask > 0; mask >>= 1) v += shfl_xor_in<kLanes>(v, mask);
   return v;
 }
 
@@ -76,15 +80,16 @@ FT_DEVICE float group_sum32(float v) {
 // a.heads_per_group (at most kMaxHeadsPerGroup) consecutive heads of its
 // token: all of their loads are issued before any is used, and the q and k
 // heads among them share this lane's sin/cos.
-template <typename T, int kHeadDim, int kStyle, bool kHasNorm, int kHeadsPerBlock, int kMaxHeadsPerGroup>
+template <typename T, int kHeadDim, int kStyle, bool kHasNorm, int kLanes, int kHeadsPerBlock, int kMaxHeadsPerGroup>
 FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
-  static_assert(kHeadDim % (2 * kRopeGroupLanes) == 0, "head_dim must be a multiple of 64");
-  constexpr int kPer = kHeadDim / kRopeGroupLanes;  // elements per lane
+  static_assert(kLanes == 8 || kLanes == 16 || kLanes == 32, "8, 16 or 32 lanes per head");
+  static_assert(kHeadDim % (2 * kLanes) == 0, "head_dim must be a multiple of 2 x lanes");
+  constexpr int kPer = kHeadDim / kLanes;  // elements per lane
   constexpr int kHalf = kPer / 2;
   const int token = block_x();
-  const int lane = thread_x() % kRopeGroupLanes;
+  const int lane = thread_x() % kLanes;
   const int per_group = a.heads_per_group;
-  const int first = (block_y() * kHeadsPerBlock + thread_x() / kRopeGroupLanes) * per_group;
+  const int first = (block_y() * kHeadsPerBlock + thread_x() / kLanes) * per_group;
   const int n_q = a.n_heads, n_kv = a.n_kv_heads, row = n_q + 2 * n_kv;
   if (token >= a.n_tokens || first >= row) return;
   constexpr int kRunBytes = kHalf * static_cast<int>(sizeof(T));
@@ -157,7 +162,7 @@ FT_DEVICE void rope_qk_norm_kv_write(const RopeArgs<T>& a) {
         float ss = 0.0f;
 #pragma unroll
         for (int j = 0; j < kPer; ++j) ss += x[j] * x[j];
-        const float r = fast_rsqrt(group_sum32(ss) * (1.0f / kHeadDim) + a.norm_eps);
+        const float r = fast_rsqrt(group_sum<kLanes>(ss) * (1.0f / kHeadDim) + a.norm_eps);
         // Chosen element by element: a reference to either array would put
         // them in local memory (f16 on sm_90: a 16-byte stack frame).
 #pragma unroll

@@ -6,8 +6,19 @@
 #include <vector>
 
 #include "jit/catalog.h"
+#include "runtime/base/env.h"
 
 namespace ft {
+namespace {
+
+// FT_ROPE_LANES (the lanes per head in place of the tile's), for tuning.
+int rope_lanes_setting() {
+  static const int lanes =
+      env_int("FT_ROPE_LANES", [](int v) { return v == 8 || v == 16 || v == 32; }, "8, 16 or 32");
+  return lanes;
+}
+
+}  // namespace
 
 RopeTables rope_inv_freq(const ModelConfig& c) {
   const int d = static_cast<int>(c.head_dim);
@@ -144,7 +155,8 @@ Status rope_qk_norm_kv_write(OpContext& ctx, DType dtype, const RopeShape& s, De
     return FT_ERROR(ErrorCode::kInvalidArgument, "rope: give both q_norm and k_norm weights or neither");
   const bool has_norm = q_norm.ptr != 0;
   const RopeTile& tile = ctx.facts().tiles.rope;
-  const KernelSpec spec = rope_spec(ctx.facts(), dtype, s.head_dim, s.style == RopeStyle::kNeox, has_norm);
+  const KernelSpec spec =
+      rope_spec(ctx.facts(), dtype, s.head_dim, s.style == RopeStyle::kNeox, has_norm, rope_lanes_setting());
   FT_ASSIGN_OR_RETURN(KernelHandle k, ctx.kernel(spec));
   FT_ASSIGN_OR_RETURN(int resident, ctx.resident_blocks(spec));
   const int heads = s.n_heads + 2 * s.n_kv_heads;
@@ -160,7 +172,7 @@ Status rope_qk_norm_kv_write(OpContext& ctx, DType dtype, const RopeShape& s, De
   LaunchDims dims;
   dims.grid[0] = static_cast<unsigned>(s.n_tokens);
   dims.grid[1] = static_cast<unsigned>((heads + per_block - 1) / per_block);
-  dims.block[0] = static_cast<unsigned>(32 * tile.heads_per_block);
+  dims.block[0] = static_cast<unsigned>(spec.block_threads);
   return ctx.backend().launch(k, dims, &args, sizeof args);
 }
 

@@ -164,6 +164,25 @@ TEST(KernelSpec, CatalogNamesAreUniqueAndTilesComeFromTheTarget) {
   }
 }
 
+TEST(KernelSpec, RopeLanesKeepEachRunToOneVectorLoad) {
+  // A lane loads two runs of head_dim / (2 lanes) elements: at most 16 bytes each.
+  EXPECT_EQ(rope_lanes_per_head(16, DType::kBF16, 128), 16);  // 8-byte runs
+  EXPECT_EQ(rope_lanes_per_head(8, DType::kBF16, 128), 8);    // 16-byte runs
+  EXPECT_EQ(rope_lanes_per_head(8, DType::kBF16, 256), 16);
+  EXPECT_EQ(rope_lanes_per_head(8, DType::kF32, 256), 32);
+  EXPECT_EQ(rope_lanes_per_head(32, DType::kF32, 256), 32);
+  EXPECT_EQ(rope_lanes_per_head(16, DType::kF16, 64), 16);  // 4-byte runs: narrower is allowed
+  // The spec's block and template follow the lanes; the name tells them apart.
+  const TargetFacts& t = *find_target("sm_90");
+  const KernelSpec tile = rope_spec(t, DType::kBF16, 128, true, true);
+  EXPECT_EQ(tile.block_threads, t.tiles.rope.lanes_per_head * t.tiles.rope.heads_per_block);
+  const KernelSpec eight = rope_spec(t, DType::kBF16, 128, true, true, 8);
+  EXPECT_EQ(eight.block_threads, 8 * t.tiles.rope.heads_per_block);
+  EXPECT_EQ(eight.template_args[4], "8");
+  EXPECT_NE(eight.name, tile.name);
+  EXPECT_EQ(rope_spec(t, DType::kF32, 256, true, true, 8).block_threads, 32 * t.tiles.rope.heads_per_block);
+}
+
 TEST(KernelSpec, WideNormRowsGetMoreThreads) {
   const TargetFacts& t = *find_target("sm_90");
   ASSERT_EQ(t.tiles.norm.block_threads, 256);

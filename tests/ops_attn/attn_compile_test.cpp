@@ -25,6 +25,7 @@ std::vector<KernelSpec> subset(const TargetFacts& t) {
   return {
       rope_spec(t, DType::kBF16, 128, true, true),
       rope_spec(t, DType::kF16, 64, false, false),
+      rope_spec(t, DType::kBF16, 128, true, true, 8),  // 8 lanes per head: 16-byte runs
       attention_decode_spec(t, DType::kBF16, 128, 4, 16),
       attention_decode_spec(t, DType::kBF16, 128, 8, 16),  // the most q registers
       // Blocks of twice the waves, for launches of few (sequence, KV head) pairs.

@@ -203,7 +203,7 @@ TEST(RopeLauncher, CpuBackendRunsTheReference) {
 }
 
 TEST(RopeLauncher, HeadsPerGroupKeepAFullRoundOfBlocks) {
-  const RopeTile tile{.heads_per_block = 4, .heads_per_group = 4};
+  const RopeTile tile{.lanes_per_head = 32, .heads_per_block = 4, .heads_per_group = 4};
   // Decode: 48 heads of one token never fill 2112 resident blocks: one head per group.
   EXPECT_EQ(rope_heads_per_group(tile, 1, 48, 2112), 1);
   EXPECT_EQ(rope_heads_per_group(tile, 32, 48, 2112), 1);
@@ -216,8 +216,8 @@ TEST(RopeLauncher, HeadsPerGroupKeepAFullRoundOfBlocks) {
   EXPECT_EQ(rope_heads_per_group(tile, 100, 18, 200), 4);
   EXPECT_EQ(rope_heads_per_group(tile, 100, 18, 201), 2);
   // The tile's cap holds.
-  EXPECT_EQ(rope_heads_per_group({.heads_per_block = 4, .heads_per_group = 1}, 16384, 48, 1), 1);
-  EXPECT_EQ(rope_heads_per_group({.heads_per_block = 2, .heads_per_group = 8}, 16384, 48, 1), 8);
+  EXPECT_EQ(rope_heads_per_group({.lanes_per_head = 32, .heads_per_block = 4, .heads_per_group = 1}, 16384, 48, 1), 1);
+  EXPECT_EQ(rope_heads_per_group({.lanes_per_head = 32, .heads_per_block = 2, .heads_per_group = 8}, 16384, 48, 1), 8);
 }
 
 }  // namespace
