@@ -9,6 +9,8 @@ files, and writes what FreeToken is compared against:
   hf_logits.f32    teacher-forced logits of every prompt position, [128, vocab] f32
   hf_logits_fp32.f32  the same with the weights upcast and the model run in f32
                    (both from the saved checkpoint, loaded by transformers)
+  hf_logits_eager.f32  bf16 again with transformers' eager attention in place of
+                   SDPA: how far two bf16 runs of HF itself are apart
   hf_hidden[_fp32].f32  the residual stream after each layer but the last, [layers - 1, 128, hidden]
   greedy.json      HF's greedy continuation (64 tokens) and the top-1 minus top-2
                    logit margin at each step
@@ -35,11 +37,12 @@ def config(layers):
                        eos_token_id=151645)
 
 
-def load(path, dtype):
+def load(path, dtype, attn=None):
+    extra = {"attn_implementation": attn} if attn else {}
     try:
-        m = Qwen3ForCausalLM.from_pretrained(path, dtype=dtype)
+        m = Qwen3ForCausalLM.from_pretrained(path, dtype=dtype, **extra)
     except TypeError:  # transformers before 4.56 names it torch_dtype
-        m = Qwen3ForCausalLM.from_pretrained(path, torch_dtype=dtype)
+        m = Qwen3ForCausalLM.from_pretrained(path, torch_dtype=dtype, **extra)
     return m.cuda().eval()
 
 
@@ -113,6 +116,10 @@ def main():
         out.logits[0].float().cpu().numpy().tofile(os.path.join(a.out, "hf_logits_fp32.f32"))
         hidden_layers(out).tofile(os.path.join(a.out, "hf_hidden_fp32.f32"))
         del f32, out
+        torch.cuda.empty_cache()
+        eager = load(a.out, torch.bfloat16, "eager")
+        eager(x).logits[0].float().cpu().numpy().tofile(os.path.join(a.out, "hf_logits_eager.f32"))
+        del eager
         torch.cuda.empty_cache()
     margins = []
     for s in g.scores:

@@ -110,6 +110,10 @@ compare_with_hf() {
     --max 1 --label "bf16 ft vs HF f32"
   python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits_fp32.f32" --got "$model/hf_logits.f32" \
     --max 1 --label "HF bf16 vs HF f32"
+  if [ -f "$model/hf_logits_eager.f32" ]; then
+    python3 "$here/tests/gpu/hf_compare.py" logits --ref "$model/hf_logits.f32" --got "$model/hf_logits_eager.f32" \
+      --max 1 --label "HF bf16 eager attention vs HF bf16 SDPA"
+  fi
   echo "residual stream per layer against HF f32: got = ft bf16, other = HF bf16"
   python3 "$here/tests/gpu/hf_compare.py" hidden --ref "$model/hf_hidden_fp32.f32" --got "$work/ft_hidden.f32" \
     --other "$model/hf_hidden.f32"
