@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The leads landed or written down but not yet timed, each alternated with
+# this build in one run on one GPU (about five minutes on an H100). Needs
+# .devbuild/ from tests/gpu/pack.sh.
+#   1. RoPE lanes per head: attention_bench rope at FT_ROPE_LANES 32 (the
+#      default), 16 and 8, three rounds; op_check attention at each (every
+#      RoPE case against the CPU reference; the other kernels come from the
+#      cache after the first).
+#   2. Decode attention with bench/experiments/decode-attn-l2-one-ahead.patch
+#      applied to a copy of kernel_src: attention_bench decode, two rounds.
+#   3. The quantized GEMV at FT_GEMV_GRID_SHARE 1, 2 and 4: gemv_bench q4_K
+#      and bf16 at m = 1, two rounds.
+#   4. With PROFILE=1: Nsight Compute on RoPE at 32 and 16 lanes (issue
+#      slots against memory throughput).
+# Usage: tests/gpu/leads_ab.sh OUT_DIR
+set -uo pipefail
+out="${1:?usage: leads_ab.sh OUT_DIR}"
+source "$(dirname "$0")/devbuild.sh"
+export FT_CACHE_DIR="$work/cache"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+step "RoPE + q/k norm + KV write, 16384 tokens: lanes per head 32 / 16 / 8"
+for r in 1 2 3; do
+  for lanes in 32 16 8; do
+    echo -n "round $r, $lanes lanes: "
+    FT_ROPE_LANES=$lanes "$bin/attention_bench" rope 2>&1 | grep -E "^ *rope" || status=1
+  done
+done
+step "op_check attention at each lane count"
+for lanes in 32 16 8; do
+  echo -n "$lanes lanes: "
+  FT_ROPE_LANES=$lanes "$bin/op_check" attention > "$out/op_check_attention_l$lanes.txt" 2>&1 || status=1
+  grep -E "FAIL|passed" "$out/op_check_attention_l$lanes.txt"
+done
+
+step "decode attention: this build against decode-attn-l2-one-ahead.patch"
+l2="$work/ksrc_l2ahead"
+rm -rf "$l2" && cp -r "$here/kernel_src" "$l2" &&
+  (cd "$l2" && patch -s -p2 < "$here/bench/experiments/decode-attn-l2-one-ahead.patch") || status=1
+for r in 1 2; do
+  for v in build l2ahead; do
+    echo "-- round $r, $v"
+    if [ "$v" = build ]; then
+      "$bin/attention_bench" decode 2>&1 | grep -E "^ *decode" || status=1
+    else
+      FT_KERNEL_SRC_DIR="$l2" FT_CACHE_DIR="$work/cache_l2" "$bin/attention_bench" decode 2>&1 | grep -E "^ *decode" || status=1
+    fi
+  done
+done
+
+step "GEMV at m = 1: FT_GEMV_GRID_SHARE 1 / 2 / 4"
+for r in 1 2; do
+  for share in 1 2 4; do
+    echo "-- round $r, share $share"
+    FT_GEMV_GRID_SHARE=$share "$bin/gemv_bench" q4_K bf16 2>&1 | grep -E "m=1 " || status=1
+  done
+done
+
+if [ "${PROFILE:-0}" = 1 ]; then
+  for lanes in 32 16; do
+    step "ncu: RoPE at $lanes lanes"
+    FT_ROPE_LANES=$lanes PROFILES=rope_16384 bash "$here/tests/gpu/profile_attention.sh" "$bin" "$out/ncu_l$lanes" | head -40
+  done
+fi
+exit $status
