@@ -15,7 +15,7 @@
 #pragma once
 
 #if defined(FT_AMD) + defined(FT_NVIDIA) + defined(FT_HOST) != 1
-#error "exactly one of FT_AMD and FT_NVIDIA must be defined (the JIT sets it from the target table)"
+#error "exactly one of FT_AMD and FT_NVIDIA must be defined (the JIT sets it from the target table; FT_HOST is for tests)"
 #endif
 #ifndef FT_WAVE_SIZE
 #error "FT_WAVE_SIZE must be defined (the JIT sets it from the target table)"
