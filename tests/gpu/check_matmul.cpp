@@ -26,19 +26,6 @@ struct MatmulCase {
 
 bool is_dense(GgmlType t) { return t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16; }
 
-// The GGUF bytes of a random [n, k] weight, row by row.
-Result<std::vector<uint8_t>> random_weight(GgmlType type, int n, int k, std::mt19937& rng) {
-  const uint64_t row_bytes = *ggml_bytes(type, k);
-  std::vector<uint8_t> bytes(row_bytes * n);
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> row(k);
-  for (int j = 0; j < n; ++j) {
-    for (auto& v : row) v = dist(rng);
-    FT_RETURN_IF_ERROR(encode_row(type, row.data(), k, {bytes.data() + row_bytes * j, row_bytes}));
-  }
-  return bytes;
-}
-
 Result<double> check_one(OpContext& ctx, const MatmulCase& c, std::mt19937& rng) {
   FT_ASSIGN_OR_RETURN(auto wbytes, random_weight(c.type, c.n, c.k, rng));
   auto x = random_values(static_cast<size_t>(c.m) * c.k * (c.gated ? 2 : 1), c.act, rng);

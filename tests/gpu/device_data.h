@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "runtime/base/dtype.h"
 #include "runtime/device/backend.h"
 #include "runtime/model/ggml_types.h"
+#include "runtime/model/quantize.h"
 
 namespace ft::gpu {
 
@@ -64,8 +66,21 @@ inline Result<std::vector<float>> download(Backend& b, DeviceBuffer buf, DType d
   return decode(bytes, dtype);
 }
 
+// The GGUF bytes of a random [n, k] weight, row by row.
+inline Result<std::vector<uint8_t>> random_weight(GgmlType type, int n, int k, std::mt19937& rng) {
+  const uint64_t row_bytes = *ggml_bytes(type, k);
+  std::vector<uint8_t> bytes(row_bytes * n);
+  std::normal_distribution<float> dist(0.0f, 0.05f);
+  std::vector<float> row(k);
+  for (int j = 0; j < n; ++j) {
+    for (auto& v : row) v = dist(rng);
+    FT_RETURN_IF_ERROR(encode_row(type, row.data(), k, {bytes.data() + row_bytes * j, row_bytes}));
+  }
+  return bytes;
+}
+
 // ||a - b|| / ||b||; a NaN anywhere makes it infinite.
-inline double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+inline double rel_l2(std::span<const float> a, std::span<const float> b) {
   double num = 0, den = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i])) return INFINITY;

@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/ops/attention.h"
+#include "tests/gpu/device_data.h"
+#include "tests/kernel_host/host_data.h"
 #include "tests/kernel_host/simt.h"
 
 #include "kernel_src/attention.hip"
@@ -51,18 +53,12 @@ struct Batch {
       for (int b = 0; b < (ctx[s] + kBlock - 1) / kBlock; ++b) tables[s * max_blocks + b] = order[next++];
     q_start.assign(1, 0);
     for (int n : q_len) q_start.push_back(q_start.back() + n);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    auto fill = [&](size_t n, std::vector<bf16>* dev, std::vector<float>* ref) {
-      dev->resize(n);
-      ref->resize(n);
-      for (size_t i = 0; i < n; ++i) {
-        (*dev)[i] = from_float<bf16>(normal(rng));
-        (*ref)[i] = to_float((*dev)[i]);
-      }
+    auto fill = [&](size_t n, std::vector<float>* ref) {
+      return host::to_device<bf16>(gpu::random_values(n, DType::kF32, rng), ref);
     };
-    fill(static_cast<size_t>(q_start.back()) * kHeads * kHeadDim, &q, &q_ref);
-    fill(kv.elements(), &k, &k_ref);
-    fill(kv.elements(), &v, &v_ref);
+    q = fill(static_cast<size_t>(q_start.back()) * kHeads * kHeadDim, &q_ref);
+    k = fill(kv.elements(), &k_ref);
+    v = fill(kv.elements(), &v_ref);
     shape = {.n_seqs = n_seqs, .n_q_tokens = q_start.back(), .n_heads = kHeads,
              .max_q_len = *std::max_element(q_len.begin(), q_len.end()), .max_context = max_context,
              .max_blocks_per_seq = max_blocks, .scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim))};
@@ -75,16 +71,10 @@ struct Batch {
     std::vector<float> want(out.size());
     attention_reference(shape, kv, q_ref.data(), q_start.data(), k_ref.data(), v_ref.data(), tables.data(),
                         contexts.data(), want.data());
+    const std::vector<float> got = host::to_floats(out);
     double worst = 0;
-    for (size_t h = 0; h < want.size() / kHeadDim; ++h) {
-      double num = 0, den = 0;
-      for (size_t i = h * kHeadDim; i < (h + 1) * kHeadDim; ++i) {
-        const double d = to_float(out[i]) - static_cast<double>(want[i]);
-        num += d * d;
-        den += static_cast<double>(want[i]) * want[i];
-      }
-      worst = std::max(worst, std::sqrt(num / den));
-    }
+    for (size_t i = 0; i < want.size(); i += kHeadDim)
+      worst = std::max(worst, gpu::rel_l2(std::span(got).subspan(i, kHeadDim), std::span(want).subspan(i, kHeadDim)));
     return worst;
   }
 };

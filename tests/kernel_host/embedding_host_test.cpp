@@ -8,9 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/model/quantize.h"
 #include "runtime/ops/embedding.h"
 #include "runtime/ops/weight_layout.h"
+#include "tests/gpu/device_data.h"
+#include "tests/kernel_host/host_data.h"
 #include "tests/kernel_host/simt.h"
 
 #include "kernel_src/embedding.hip"
@@ -20,18 +21,14 @@ namespace {
 
 constexpr int kThreads = 64;
 
-// The largest |got - want| over the largest |want| (the table's own values
-// come back exactly but for the bf16 output's rounding).
+// host::max_error of the gathered rows (the table's own values come back
+// exactly but for the bf16 output's rounding).
 template <GgmlType kType>
 double gather_error(int vocab, int hidden, std::mt19937& rng) {
-  const uint64_t row_bytes = *ggml_bytes(kType, hidden);
-  std::vector<uint8_t> table(row_bytes * vocab);
-  std::normal_distribution<float> dist(0.0f, 0.5f);
-  std::vector<float> row(hidden);
-  for (int r = 0; r < vocab; ++r) {
-    for (float& v : row) v = dist(rng);
-    EXPECT_TRUE(encode_row(kType, row.data(), hidden, {table.data() + row_bytes * r, row_bytes}).ok());
-  }
+  auto w = gpu::random_weight(kType, vocab, hidden, rng);
+  EXPECT_TRUE(w.ok());
+  if (!w.ok()) return 1.0;
+  const std::vector<uint8_t>& table = *w;
   std::vector<uint8_t> dev = table;
   if (has_device_layout(kType)) EXPECT_TRUE(to_device_layout(kType, table, dev).ok());
   const std::vector<int> ids = {3, 0, vocab - 1, -1, vocab, 3};  // the out-of-range ones give zeros
@@ -46,12 +43,7 @@ double gather_error(int vocab, int hidden, std::mt19937& rng) {
   for (size_t t = 0; t < ids.size(); ++t)
     if (ids[t] >= 0 && ids[t] < vocab)
       EXPECT_TRUE(embedding_reference(kType, table.data(), vocab, hidden, &ids[t], 1, &want[t * hidden]).ok());
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-    worst = std::max(worst, std::fabs(to_float(out[i]) - static_cast<double>(want[i])));
-  }
-  return worst / scale;
+  return host::max_error(out, want);
 }
 
 // bf16 output: half an ulp of the largest value at most (3.9e-3).

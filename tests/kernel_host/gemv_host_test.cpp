@@ -18,6 +18,8 @@
 #include "runtime/model/quantize.h"
 #include "runtime/ops/matmul.h"
 #include "runtime/ops/weight_layout.h"
+#include "tests/gpu/device_data.h"
+#include "tests/kernel_host/host_data.h"
 #include "tests/kernel_host/simt.h"
 
 #include "kernel_src/gemv.hip"
@@ -28,16 +30,6 @@ namespace {
 const TargetFacts& target() { return *find_target("sm_90"); }
 constexpr int kThreads = 128;  // sm_90's GEMV block (checked below)
 
-double rel_l2(const std::vector<bf16>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double d = to_float(got[i]) - static_cast<double>(want[i]);
-    num += d * d;
-    den += static_cast<double>(want[i]) * want[i];
-  }
-  return std::sqrt(num / den);
-}
-
 struct Inputs {
   std::vector<uint8_t> w;  // GGUF rows
   std::vector<bf16> x;
@@ -47,20 +39,10 @@ struct Inputs {
 
 Inputs make(GgmlType type, int n, int k, int m, std::mt19937& rng) {
   Inputs in;
-  const uint64_t row_bytes = *ggml_bytes(type, k);
-  in.w.resize(row_bytes * n);
-  std::normal_distribution<float> dist(0.0f, 0.05f), xd(0.0f, 1.0f);
-  std::vector<float> row(k);
-  for (int j = 0; j < n; ++j) {
-    for (float& v : row) v = dist(rng);
-    EXPECT_TRUE(encode_row(type, row.data(), k, {in.w.data() + row_bytes * j, row_bytes}).ok());
-  }
-  in.x.resize(static_cast<size_t>(m) * k);
-  in.x_ref.resize(in.x.size());
-  for (size_t i = 0; i < in.x.size(); ++i) {
-    in.x[i] = from_float<bf16>(xd(rng));
-    in.x_ref[i] = to_float(in.x[i]);
-  }
+  auto w = gpu::random_weight(type, n, k, rng);
+  EXPECT_TRUE(w.ok());
+  if (w.ok()) in.w = std::move(*w);
+  in.x = host::to_device<bf16>(gpu::random_values(static_cast<size_t>(m) * k, DType::kF32, rng), &in.x_ref);
   in.want.resize(static_cast<size_t>(m) * n);
   EXPECT_TRUE(matmul_reference(type, in.w.data(), n, k, in.x_ref.data(), m, in.want.data()).ok());
   return in;
@@ -69,7 +51,8 @@ Inputs make(GgmlType type, int n, int k, int m, std::mt19937& rng) {
 // The row groups, and the grid: all of them, or `grid` when the kernel is
 // persistent (it then loops over the groups).
 int blocks(GgmlType type, int n, int k, int m, int grid) {
-  const int groups = (n + gemv_rows_per_block(target(), gemv_m_bucket(m)) - 1) / gemv_rows_per_block(target(), gemv_m_bucket(m));
+  const int rows = gemv_rows_per_block(target(), gemv_m_bucket(m));
+  const int groups = (n + rows - 1) / rows;
   const bool persistent = gemv_quantized(type) && gemv_steps_per_wave(target(), type, k) == 1;
   return persistent && grid > 0 ? std::min(grid, groups) : groups;
 }
@@ -90,7 +73,7 @@ double dense_error(int n, int m, std::mt19937& rng) {
   EXPECT_EQ(host::launch({blocks(GgmlType::kBF16, n, kK, m, 0), 1, 1}, kThreads,
                          [&] { gemv_dense<bf16, W, kM, kK, kThreads, kRows>(a); }),
             "");
-  return rel_l2(y, in.want);
+  return gpu::rel_l2(host::to_floats(y), in.want);
 }
 
 template <typename Q, int kM, int kK>
@@ -134,7 +117,7 @@ double quant_error(GgmlType type, int n, int m, int grid, std::mt19937& rng) {
   EXPECT_EQ(host::launch({blocks(type, n, kK, m, grid), 1, 1}, kThreads,
                          [&] { gemv_quant<bf16, Q, kM, kK, kThreads, kRows>(a); }),
             "");
-  return rel_l2(y, want);
+  return gpu::rel_l2(host::to_floats(y), want);
 }
 
 TEST(GemvOnHost, TheTileIsWhatTheTestLaunches) {

@@ -11,6 +11,7 @@
 
 #include "runtime/ops/activation.h"
 #include "runtime/ops/norm.h"
+#include "tests/kernel_host/host_data.h"
 #include "tests/kernel_host/simt.h"
 
 #include "kernel_src/activation.hip"
@@ -19,27 +20,6 @@
 namespace ft {
 namespace {
 
-template <typename T>
-std::vector<T> rounded(std::vector<float>* x) {
-  std::vector<T> out(x->size());
-  for (size_t i = 0; i < x->size(); ++i) {
-    out[i] = from_float<T>((*x)[i]);
-    (*x)[i] = to_float(out[i]);
-  }
-  return out;
-}
-
-// Worst |got - want| over the largest |want|.
-template <typename T>
-double error(const std::vector<T>& got, const std::vector<float>& want) {
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-    worst = std::max(worst, std::fabs(static_cast<double>(to_float(got[i])) - want[i]));
-  }
-  return worst / scale;
-}
-
 template <typename T, int kHidden, int kThreads, int kLoadBytes, bool kAdd>
 double norm_error(int rows, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -47,7 +27,7 @@ double norm_error(int rows, std::mt19937& rng) {
   for (float& v : x) v = normal(rng);
   for (float& v : res) v = 2.0f * normal(rng);
   for (float& v : w) v = 1.0f + 0.2f * normal(rng);
-  std::vector<T> dx = rounded<T>(&x), dres = rounded<T>(&res), dw = rounded<T>(&w);
+  std::vector<T> dx = host::to_device<T>(x, &x), dres = host::to_device<T>(res, &res), dw = host::to_device<T>(w, &w);
   std::vector<T> out(x.size(), from_float<T>(-9.0f)), res_out(x.size(), from_float<T>(-9.0f));
   RmsNormArgs<T> a{};
   a.x = dx.data();
@@ -62,8 +42,8 @@ double norm_error(int rows, std::mt19937& rng) {
   RmsNormShape s{.rows = rows, .hidden = kHidden, .eps = a.eps};
   rmsnorm_reference(s, x.data(), w.data(), want.data(), kAdd ? res.data() : nullptr,
                     kAdd ? want_res.data() : nullptr);
-  double err = error(out, want);
-  if (kAdd) err = std::max(err, error(res_out, want_res));
+  double err = host::max_error(out, want);
+  if (kAdd) err = std::max(err, host::max_error(res_out, want_res));
   return err;
 }
 
@@ -85,7 +65,7 @@ double act_error(GatedAct act, int rows, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 2.0f);
   std::vector<float> gu(static_cast<size_t>(rows) * 2 * kInter);
   for (float& v : gu) v = normal(rng);
-  std::vector<T> dgu = rounded<T>(&gu);
+  std::vector<T> dgu = host::to_device<T>(gu, &gu);
   std::vector<T> out(static_cast<size_t>(rows) * kInter, from_float<T>(-9.0f));
   GatedActArgs<T> a{dgu.data(), out.data(), rows};
   constexpr int kPerBlock = kThreads * (kLoadBytes / static_cast<int>(sizeof(T))) * kVecsPerThread;
@@ -94,7 +74,7 @@ double act_error(GatedAct act, int rows, std::mt19937& rng) {
             "");
   std::vector<float> want(out.size());
   gated_act_reference(act, rows, kInter, gu.data(), want.data());
-  return error(out, want);
+  return host::max_error(out, want);
 }
 
 // The kernel's exp2/tanh are the host's here; on the GPU they are the fast

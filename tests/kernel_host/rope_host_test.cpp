@@ -16,6 +16,7 @@
 
 #include "runtime/model/model_config.h"
 #include "runtime/ops/rope.h"
+#include "tests/kernel_host/host_data.h"
 #include "tests/kernel_host/simt.h"
 
 #include "kernel_src/rope.hip"
@@ -35,18 +36,6 @@ std::string name(const Case& c, int lanes, const char* type) {
   return fmt::format("{} d{} {}+{}+{} heads x {} tokens, {} per group, {} lanes, {}{}", type, c.head_dim, c.n_heads,
                      c.n_kv_heads, c.n_kv_heads, c.n_tokens, c.per_group, lanes, c.neox ? "neox" : "norm",
                      c.norm ? " + q/k norm" : "");
-}
-
-// Values rounded to T, as the kernel reads them, and back to f32 for the reference.
-template <typename T>
-std::vector<T> to_device(const std::vector<float>& x, std::vector<float>* rounded) {
-  std::vector<T> out(x.size());
-  rounded->resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    out[i] = from_float<T>(x[i]);
-    (*rounded)[i] = to_float(out[i]);
-  }
-  return out;
 }
 
 // Runs the kernel at kLanes lanes per head; returns the worst error over q,
@@ -77,7 +66,8 @@ double run_case(const Case& c, std::mt19937& rng) {
   const std::vector<float> inv_freq = rope_inv_freq(cfg).inv_freq;
 
   std::vector<float> qkv_r, qn_r, kn_r;
-  std::vector<T> d_qkv = to_device<T>(qkv, &qkv_r), d_qn = to_device<T>(qn, &qn_r), d_kn = to_device<T>(kn, &kn_r);
+  std::vector<T> d_qkv = host::to_device<T>(qkv, &qkv_r), d_qn = host::to_device<T>(qn, &qn_r),
+                 d_kn = host::to_device<T>(kn, &kn_r);
   const T poison = from_float<T>(-77.0f);
   const size_t cache = static_cast<size_t>(n_slots) * c.n_kv_heads * kHeadDim;
   std::vector<T> d_q(static_cast<size_t>(c.n_tokens) * c.n_heads * kHeadDim, poison), d_k(cache, poison),
@@ -115,17 +105,8 @@ double run_case(const Case& c, std::mt19937& rng) {
   rope_qk_norm_kv_write_reference(s, qkv_r.data(), pos.data(), slots.data(), inv_freq.data(),
                                   c.norm ? qn_r.data() : nullptr, c.norm ? kn_r.data() : nullptr, q_ref.data(), kv,
                                   k_ref.data(), v_ref.data());
-  double worst = 0, scale = 0;
-  auto compare = [&](const std::vector<T>& got, const std::vector<float>& want) {
-    for (size_t i = 0; i < want.size(); ++i) {
-      scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-      worst = std::max(worst, std::fabs(static_cast<double>(to_float(got[i])) - want[i]));
-    }
-  };
-  compare(d_q, q_ref);
-  compare(d_k, k_ref);  // the untouched slots: -77 on both sides
-  compare(d_v, v_ref);
-  return worst / scale;
+  // The untouched slots hold -77 on both sides.
+  return std::max({host::max_error(d_q, q_ref), host::max_error(d_k, k_ref), host::max_error(d_v, v_ref)});
 }
 
 template <typename T, int kHeadDim, int kLanes>
