@@ -31,23 +31,6 @@ inline Result<double> copy_bandwidth_gbs(Backend& b, size_t bytes = 512ull << 20
   return 2.0 * bytes / (*ms * 1e-3) / 1e9;
 }
 
-// GGUF bytes of an [n, k] weight of `type`: 64 random rows (normal, sd
-// 0.05) encoded once, then tiled.
-inline Result<std::vector<uint8_t>> quantized_weight(GgmlType type, int n, int k, std::mt19937& rng) {
-  const uint64_t row_bytes = *ggml_bytes(type, k);
-  constexpr int kPool = 64;
-  std::vector<uint8_t> pool(row_bytes * kPool);
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> row(k);
-  for (int j = 0; j < kPool; ++j) {
-    for (auto& v : row) v = dist(rng);
-    FT_RETURN_IF_ERROR(encode_row(type, row.data(), k, {pool.data() + row_bytes * j, row_bytes}));
-  }
-  std::vector<uint8_t> out(row_bytes * n);
-  for (int j = 0; j < n; ++j) std::memcpy(out.data() + row_bytes * j, pool.data() + row_bytes * (j % kPool), row_bytes);
-  return out;
-}
-
 // Runs `fn` three times (which also compiles and loads its kernels), then
 // times `repeats` runs; the first error ends it.
 inline Result<double> warm_and_time(Backend& b, const std::function<Status()>& fn, int repeats) {

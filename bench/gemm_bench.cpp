@@ -117,7 +117,7 @@ bool quantized(OpContext& ctx, double copy_gbs, const std::string& only) {
     for (const Shape s : {Shape{"gate_up", 12288, 4096}, Shape{"o_proj", 4096, 4096}, Shape{"down", 4096, 12288}}) {
       const std::string tname(ggml_traits(type).name);
       if (!only.empty() && only.rfind(tname + ":" + s.name + ":", 0) != 0) continue;
-      auto host = bench::quantized_weight(type, s.n, s.k, rng);
+      auto host = gpu::random_weight(type, s.n, s.k, rng, 64);
       auto w = host.ok() ? b.alloc(host->size()) : Result<DeviceBuffer>(host.status());
       auto layout = w.ok() ? upload_weight(b, type, *host, *w) : Result<WeightLayout>(w.status());
       auto dense_w = random_bf16(b, static_cast<size_t>(s.n) * s.k, 3);

@@ -68,7 +68,7 @@ int run(const std::vector<std::string>& only, const std::vector<std::pair<int, i
       const bool main_type = type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_K ||
                              type == GgmlType::kQ6_K;
       if (!main_type && !(n == 4096 && k == 4096)) continue;
-      auto host = bench::quantized_weight(type, n, k, rng);
+      auto host = gpu::random_weight(type, n, k, rng, 64);
       if (!host.ok()) return 2;
       const size_t wbytes = host->size();
       const int copies = static_cast<int>(std::max<size_t>(1, (kRotateBytes + wbytes - 1) / wbytes));

@@ -8,11 +8,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
 #include "runtime/base/files.h"
 #include "runtime/engine/executor.h"
+#include "tests/gpu/device_data.h"
 
 namespace ft {
 namespace {
@@ -39,13 +41,9 @@ Golden load_golden(const std::string& dir) {
   return g;
 }
 
-double rel_l2(const float* a, const float* b, size_t n) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < n; ++i) {
-    num += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    den += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
+// Row `row` of a [rows, vocab] logits array.
+std::span<const float> logits_row(const std::vector<float>& logits, size_t row, int vocab) {
+  return {logits.data() + row * vocab, static_cast<size_t>(vocab)};
 }
 
 class GoldenLogits : public ::testing::TestWithParam<const char*> {};
@@ -135,7 +133,7 @@ void check(const std::string& model, int first, int block_size) {
     EXPECT_EQ(out.tokens[0], std::max_element(logits.begin(), logits.end()) - logits.begin());
     ASSERT_EQ(logits.size(), static_cast<size_t>(g.vocab));
     done += step;
-    const double err = rel_l2(logits.data(), g.logits.data() + static_cast<size_t>(done - 1) * g.vocab, g.vocab);
+    const double err = gpu::rel_l2(logits_row(logits, 0, g.vocab), logits_row(g.logits, done - 1, g.vocab));
     EXPECT_LT(err, 1e-4) << model << " position " << done - 1;
   }
 }
@@ -158,7 +156,7 @@ TEST_P(GoldenLogits, AllPositionsInOneStep) {
   ASSERT_TRUE(st.ok()) << st.to_string();
   ASSERT_EQ(out.logits.size(), g.logits.size());
   for (int p = 0; p < n; ++p)
-    EXPECT_LT(rel_l2(out.logits.data() + static_cast<size_t>(p) * g.vocab, g.logits.data() + static_cast<size_t>(p) * g.vocab, g.vocab), 1e-4)
+    EXPECT_LT(gpu::rel_l2(logits_row(out.logits, p, g.vocab), logits_row(g.logits, p, g.vocab)), 1e-4)
         << "position " << p;
 }
 
@@ -209,7 +207,7 @@ TEST(Trace, EveryLayerOutAndFirstLayerOpsLogitsUnchanged) {
   for (size_t i = 0; i < n * hidden; ++i) {
     ASSERT_NEAR(first["out"][i], first["resid"][i] + first["down"][i], 1e-6f) << i;
   }
-  EXPECT_LT(rel_l2(out.logits.data(), g.logits.data() + static_cast<size_t>(n - 1) * g.vocab, g.vocab), 1e-4);
+  EXPECT_LT(gpu::rel_l2(logits_row(out.logits, 0, g.vocab), logits_row(g.logits, n - 1, g.vocab)), 1e-4);
 }
 
 // skip_ops (timing experiments): an unknown name is refused with the list
@@ -244,7 +242,7 @@ TEST(SkipOps, UnknownNamesRefusedSkippedOpsNotRun) {
   EXPECT_EQ(norms["down"], 0.0);  // SiLU(0) * 0
   EXPECT_GT(norms["o"], 0.0);
   EXPECT_GT(norms["ffn_norm"], 0.0);
-  EXPECT_GT(rel_l2(out.logits.data(), g.logits.data() + static_cast<size_t>(n - 1) * g.vocab, g.vocab), 1e-2);
+  EXPECT_GT(gpu::rel_l2(logits_row(out.logits, 0, g.vocab), logits_row(g.logits, n - 1, g.vocab)), 1e-2);
 }
 
 TEST_P(GoldenLogits, DecodeOneTokenAtATime) { check(GetParam(), 1, 4); }

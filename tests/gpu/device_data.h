@@ -2,6 +2,7 @@
 // and reading a device buffer back as f32.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -66,16 +67,23 @@ inline Result<std::vector<float>> download(Backend& b, DeviceBuffer buf, DType d
   return decode(bytes, dtype);
 }
 
-// The GGUF bytes of a random [n, k] weight, row by row.
-inline Result<std::vector<uint8_t>> random_weight(GgmlType type, int n, int k, std::mt19937& rng) {
+// The GGUF bytes of a random [n, k] weight (normal, sd 0.05), row by row.
+// With `distinct_rows` > 0 only that many rows are drawn and encoded, then
+// tiled (the benchmarks' large weights, where encoding every row would take
+// minutes on the host).
+inline Result<std::vector<uint8_t>> random_weight(GgmlType type, int n, int k, std::mt19937& rng,
+                                                  int distinct_rows = 0) {
   const uint64_t row_bytes = *ggml_bytes(type, k);
+  const int drawn = distinct_rows > 0 ? std::min(distinct_rows, n) : n;
   std::vector<uint8_t> bytes(row_bytes * n);
   std::normal_distribution<float> dist(0.0f, 0.05f);
   std::vector<float> row(k);
-  for (int j = 0; j < n; ++j) {
+  for (int j = 0; j < drawn; ++j) {
     for (auto& v : row) v = dist(rng);
     FT_RETURN_IF_ERROR(encode_row(type, row.data(), k, {bytes.data() + row_bytes * j, row_bytes}));
   }
+  for (int j = drawn; j < n; ++j)
+    std::memcpy(bytes.data() + row_bytes * j, bytes.data() + row_bytes * (j % drawn), row_bytes);
   return bytes;
 }
 

@@ -14,6 +14,7 @@
 #include "runtime/model/quant_blocks.h"
 #include "runtime/model/quantize.h"
 #include "runtime/ops/matmul.h"
+#include "tests/gpu/device_data.h"
 
 namespace ft {
 namespace {
@@ -140,12 +141,6 @@ TEST(MatmulReference, Q6_KByHand) {
   EXPECT_FLOAT_EQ(y[4], 1.0f * -32);  // untouched: q = 0
 }
 
-float rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
-  return static_cast<float>(std::sqrt(num / den));
-}
-
 struct RoundTrip {
   GgmlType type;
   float max_err;  // relative L2 of y against the unquantized weight
@@ -178,7 +173,7 @@ TEST_P(MatmulRoundTrip, MatchesDequantizedAndOriginal) {
   ASSERT_TRUE(matmul_reference(GgmlType::kF32, reinterpret_cast<const uint8_t*>(w.data()), n, k, x.data(), m,
                                y_orig.data(), bias.data()).ok());
   EXPECT_EQ(y, y_deq);
-  const float err = rel_l2(y, y_orig);
+  const double err = gpu::rel_l2(y, y_orig);
   EXPECT_LT(err, max_err);
   EXPECT_GT(err, 0.0f);  // the format does lose something
 }
