@@ -12,13 +12,18 @@
 #      and bf16 at m = 1, two rounds.
 #   4. With PROFILE=1: Nsight Compute on RoPE at 32 and 16 lanes (issue
 #      slots against memory throughput).
-# Usage: tests/gpu/leads_ab.sh OUT_DIR
+# PARTS (default "rope decode gemv") picks the parts, in that order, for
+# when device time is short.
+# Usage: [PARTS="rope ..."] [PROFILE=1] tests/gpu/leads_ab.sh OUT_DIR
 set -uo pipefail
 out="${1:?usage: leads_ab.sh OUT_DIR}"
+parts=" ${PARTS:-rope decode gemv} "
+want() { [[ "$parts" == *" $1 "* ]]; }
 source "$(dirname "$0")/devbuild.sh"
 export FT_CACHE_DIR="$work/cache"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
+if want rope; then
 step "RoPE + q/k norm + KV write, 16384 tokens: lanes per head 32 / 16 / 8"
 for r in 1 2 3; do
   for lanes in 32 16 8; do
@@ -32,7 +37,9 @@ for lanes in 32 16 8; do
   FT_ROPE_LANES=$lanes "$bin/op_check" attention > "$out/op_check_attention_l$lanes.txt" 2>&1 || status=1
   grep -E "FAIL|passed" "$out/op_check_attention_l$lanes.txt"
 done
+fi
 
+if want decode; then
 step "decode attention: this build against decode-attn-l2-one-ahead.patch"
 l2="$work/ksrc_l2ahead"
 rm -rf "$l2" && cp -r "$here/kernel_src" "$l2" &&
@@ -47,7 +54,9 @@ for r in 1 2; do
     fi
   done
 done
+fi
 
+if want gemv; then
 step "GEMV at m = 1: FT_GEMV_GRID_SHARE 1 / 2 / 4"
 for r in 1 2; do
   for share in 1 2 4; do
@@ -55,6 +64,7 @@ for r in 1 2; do
     FT_GEMV_GRID_SHARE=$share "$bin/gemv_bench" q4_K bf16 2>&1 | grep -E "m=1 " || status=1
   done
 done
+fi
 
 if [ "${PROFILE:-0}" = 1 ]; then
   for lanes in 32 16; do
