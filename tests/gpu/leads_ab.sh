@@ -10,7 +10,9 @@
 #      applied to a copy of kernel_src: attention_bench decode, two rounds.
 #   3. The quantized GEMV at FT_GEMV_GRID_SHARE 1, 2 and 4: gemv_bench q4_K
 #      and bf16 at m = 1, two rounds.
-#   4. With PROFILE=1: Nsight Compute on RoPE at 32 and 16 lanes (issue
+#   4. "dense" (not in the default PARTS): gemv_bench bf16 for this build
+#      and each .devbuild/ksrc_NAME folder, two rounds; op_check matmul.
+#   5. With PROFILE=1: Nsight Compute on RoPE at 32 and 16 lanes (issue
 #      slots against memory throughput).
 # PARTS (default "rope decode gemv") picks the parts, in that order, for
 # when device time is short.
@@ -62,6 +64,20 @@ for r in 1 2; do
   for share in 1 2 4; do
     echo "-- round $r, share $share"
     FT_GEMV_GRID_SHARE=$share "$bin/gemv_bench" q4_K bf16 2>&1 | grep -E "m=1 " || status=1
+  done
+done
+fi
+
+if want dense; then
+step "dense GEMV (bf16, m = 1 and 8): this build against .devbuild/ksrc_* folders"
+VARIANTS="${VARIANTS:-}" load_variants
+echo -n "op_check matmul, this build: "
+"$bin/op_check" matmul > "$out/op_check_matmul.txt" 2>&1 || status=1
+grep -E "FAIL|passed" "$out/op_check_matmul.txt"
+for r in 1 2; do
+  for i in "${!names[@]}"; do
+    echo "-- round $r, ${names[$i]}"
+    env ${envs[$i]} "$bin/gemv_bench" bf16 2>&1 | grep -E "m=[18] " || status=1
   done
 done
 fi
