@@ -336,7 +336,7 @@ KernelSpec gemv_spec(const TargetFacts& target, DType act, GgmlType weight, int 
   s.name = fmt::format("ft_gemv_{}_{}_k{}_m{}{}", dtype_name(act), w->name, k, m_bucket, gate_name);
   s.family = "gemv";
   s.function = w->quantized ? "ft::gemv_quant" : "ft::gemv_dense";
-  s.waits_itself = true;  // it loads its first weights before waiting (kernel_src/gemv.hip)
+  s.waits_itself = w->quantized;  // it loads its first weights before waiting (kernel_src/gemv.hip)
   s.template_args = {std::string(dtype_device_name(act)), w->device_type, std::to_string(m_bucket), std::to_string(k),
                      std::to_string(tile.block_threads), std::to_string(gemv_rows_per_block(target, m_bucket))};
   // Quantized weights read quantize_x_q8's output; the gate goes there.

@@ -444,23 +444,17 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 #else
   constexpr int kUnroll = kM * XIn::kRowScale > 8 ? 2 : 4;
 #endif
-  // Step s: K from s * kSpan, this lane's 16-byte vector of each row. A
-  // step past K (a wave's last, where the steps do not divide among the
-  // waves) loads nothing and adds nothing.
-  auto in_k = [&](int s) { return s < kSteps && (kK % kSpan == 0 || s * kSpan + lane_id() * kPer < kK); };
-  auto load = [&](int s, Vec<W, 16> (&v)[kRows]) {
-    if (!in_k(s)) return;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) v[r] = load_vec<W, 16>(w[r] + s * kSpan + lane_id() * kPer);
-  };
-  auto step = [&](int s, const Vec<W, 16> (&v)[kRows]) {
-    if (!in_k(s)) return;
+#pragma unroll kUnroll
+  for (int s = wave_id(); s < kSteps; s += kWaves) {
     const int k = s * kSpan + lane_id() * kPer;
+    if (kK % kSpan != 0 && k >= kK) continue;
     float wf[kRows][kPer];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < kRows; ++r) {
+      const Vec<W, 16> v = load_vec<W, 16>(w[r] + k);
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v[r].v[j]);
+      for (int j = 0; j < kPer; ++j) wf[r][j] = to_float(v.v[j]);
+    }
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
       float xf[kPer];
@@ -470,28 +464,6 @@ FT_DEVICE void gemv_dense(const GemvArgs<T>& a) {
 #pragma unroll
         for (int r = 0; r < kRows; ++r) acc[m][r] += xf[j] * wf[r][j];
     }
-  };
-  // The wave's first kPre steps of weights are requested before waiting for
-  // the kernel before (no kernel writes weights; x comes after the wait), as
-  // the quantized GEMV does: under programmatic dependent launch they arrive
-  // while that kernel finishes. AMD has no such launch (the wait is a no-op
-  // there) and keeps the plain loop.
-#if defined(FT_AMD)
-  constexpr int kPre = 1;
-#else
-  constexpr int kPre = 1;
-#endif
-  Vec<W, 16> pre[kPre > 0 ? kPre : 1][kRows];
-#pragma unroll
-  for (int i = 0; i < kPre; ++i) load(wave_id() + i * kWaves, pre[i]);
-  grid_dependency_begin();
-#pragma unroll
-  for (int i = 0; i < kPre; ++i) step(wave_id() + i * kWaves, pre[i]);
-#pragma unroll kUnroll
-  for (int s = wave_id() + kPre * kWaves; s < kSteps; s += kWaves) {
-    Vec<W, 16> v[kRows];
-    load(s, v);
-    step(s, v);
   }
   gemv_store<T, kM, kRows, kWaves>(a, row0, acc);
 }
