@@ -2,15 +2,11 @@
 #pragma once
 
 #include <cstdio>
-#include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "runtime/device/backend.h"
-#include "runtime/model/ggml_types.h"
-#include "runtime/model/quantize.h"
 
 namespace ft::bench {
 

@@ -16,8 +16,8 @@
 #      it and put its kernel_src with kPre = 0 in .devbuild/ksrc_pre0).
 #   5. With PROFILE=1: Nsight Compute on RoPE at 32 and 16 lanes (issue
 #      slots against memory throughput).
-# PARTS (default "rope decode gemv") picks the parts, in that order, for
-# when device time is short.
+# PARTS (default "rope decode gemv") picks the parts, for when device time
+# is short; they run in the order above, whatever order PARTS names them in.
 # ROUNDS (default 3 for RoPE, 2 elsewhere) and CHECK_LANES (the lane counts
 # op_check attention runs at, default "32 16 8") shorten it further.
 # Usage: [PARTS="rope ..."] [PROFILE=1] tests/gpu/leads_ab.sh OUT_DIR
@@ -74,7 +74,7 @@ fi
 
 if want dense; then
 step "dense GEMV (bf16, m = 1 and 8): this build against .devbuild/ksrc_* folders"
-VARIANTS="${VARIANTS:-}" load_variants
+load_variants
 echo -n "op_check matmul, this build: "
 "$bin/op_check" matmul > "$out/op_check_matmul.txt" 2>&1 || status=1
 grep -E "FAIL|passed" "$out/op_check_matmul.txt"
